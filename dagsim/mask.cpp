@@ -1,0 +1,48 @@
+#include "dagsim/mask.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "dagsim/error.h"
+
+namespace dash::sim {
+namespace {
+
+int parse_side(std::string const& text, std::string const& whole) {
+  int value = -1;
+  auto const* first = text.data();
+  auto const* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc{} || ptr != last || value < 0) {
+    user_error("bad mask '{}': window sides must be non-negative integers (window:L,R)", whole);
+  }
+  return value;
+}
+
+}  // namespace
+
+Mask parse_mask(std::string const& text) {
+  if (text == "full") return Mask{MaskKind::kFull, 0, 0};
+  if (text == "causal") return Mask{MaskKind::kCausal, 0, 0};
+  std::string const prefix = "window:";
+  if (text.rfind(prefix, 0) == 0) {
+    auto const rest = text.substr(prefix.size());
+    auto const comma = rest.find(',');
+    if (comma == std::string::npos) user_error("bad mask '{}': expected window:L,R", text);
+    return Mask{MaskKind::kWindow, parse_side(rest.substr(0, comma), text),
+                parse_side(rest.substr(comma + 1), text)};
+  }
+  user_error("unknown mask '{}': expected full, causal or window:L,R", text);
+}
+
+std::string to_string(Mask const& mask) {
+  switch (mask.kind) {
+    case MaskKind::kFull: return "full";
+    case MaskKind::kCausal: return "causal";
+    case MaskKind::kWindow: return fmt::format("window:{},{}", mask.left, mask.right);
+  }
+  return "?";
+}
+
+}  // namespace dash::sim

@@ -1,0 +1,25 @@
+#pragma once
+// JSON form of Schedule (docs/schedule-format.md). Reading never trusts the input: malformed or
+// adversarial JSON (wrong types, huge sizes, negative ids) becomes a UserError, never a crash.
+#include <string>
+
+#include "dagsim/machine.h"
+#include "dagsim/problem.h"
+#include "dagsim/schedule.h"
+
+namespace dash::sim {
+
+/// The document carries the problem and machine it was made for, so a file is self-describing.
+struct ScheduleDocument {
+  Problem problem;
+  Machine machine;
+  Schedule schedule;
+};
+
+std::string to_json(ScheduleDocument const& doc);  ///< stable key order, byte-identical for equal input
+ScheduleDocument schedule_from_json(std::string const& text);
+ScheduleDocument read_schedule_file(std::string const& path);
+/// Writes atomically (temp file + rename): never a partial file.
+void write_schedule_file(std::string const& path, ScheduleDocument const& doc);
+
+}  // namespace dash::sim
