@@ -21,5 +21,7 @@ ScheduleDocument schedule_from_json(std::string const& text);
 ScheduleDocument read_schedule_file(std::string const& path);
 /// Writes atomically (temp file + rename): never a partial file.
 void write_schedule_file(std::string const& path, ScheduleDocument const& doc);
+/// The same for any text output (traces, SVG): the file appears whole or not at all.
+void write_file_atomic(std::string const& path, std::string const& content);
 
 }  // namespace dash::sim
