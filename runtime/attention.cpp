@@ -1,0 +1,424 @@
+#include "runtime/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "dagsim/error.h"
+#include "dagsim/machine.h"
+#include "dagsim/tile_index.h"
+#include "dagsim/validate.h"
+#include "runtime/kernels.h"
+
+namespace dash::rt {
+namespace {
+
+/// Owns one cudaMalloc'd block.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) DASH_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  }
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) cudaFree(ptr_);  // no throw from a destructor; a failure here is moot
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(o.bytes_) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  DeviceBuffer(DeviceBuffer const&) = delete;
+  DeviceBuffer& operator=(DeviceBuffer const&) = delete;
+
+  template <typename T>
+  [[nodiscard]] T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+template <typename T>
+DeviceBuffer upload(std::vector<T> const& host) {
+  DeviceBuffer buf(std::max<std::size_t>(host.size(), 1) * sizeof(T));
+  if (!host.empty()) {
+    DASH_CUDA_CHECK(cudaMemcpy(buf.as<T>(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  return buf;
+}
+
+struct Sizes {
+  std::int64_t total_q = 0;
+  std::int64_t total_k = 0;
+  std::int64_t rows_padded = 0;
+  std::int64_t dq_tiles = 0;
+  std::int64_t dkv_tiles = 0;
+};
+
+Sizes sizes_of(sim::Problem const& p) {
+  Sizes s;
+  for (int b = 0; b < p.batch; ++b) {
+    s.total_q += p.len_q(b);
+    s.total_k += p.len_k(b);
+  }
+  s.rows_padded = (s.total_q + kKernelTileM - 1) / kKernelTileM * kKernelTileM + kKernelTileM;
+  sim::TileIndex const index(p);
+  s.dq_tiles = index.num_dq_tiles();
+  s.dkv_tiles = p.is_gqa() ? index.num_dkv_tiles() : 0;
+  return s;
+}
+
+struct WorkspaceLayout {
+  std::size_t lse_log2 = 0, dpsum = 0, dq_accum = 0, dk_accum = 0, dv_accum = 0, tickets = 0;
+  std::size_t total = 0;
+};
+
+std::size_t align_up(std::size_t x) { return (x + 255) / 256 * 256; }
+
+WorkspaceLayout layout_of(sim::Problem const& p) {
+  Sizes const s = sizes_of(p);
+  auto const d = static_cast<std::size_t>(p.head_dim);
+  std::size_t const stats = align_up(static_cast<std::size_t>(s.rows_padded * p.q_heads) * sizeof(float));
+  std::size_t const dq = align_up(static_cast<std::size_t>(s.total_q * p.q_heads) * d * sizeof(float));
+  std::size_t const dkv =
+      p.is_gqa() ? align_up(static_cast<std::size_t>(s.total_k * p.kv_heads) * d * sizeof(float)) : 0;
+  WorkspaceLayout w;
+  w.lse_log2 = 0;
+  w.dpsum = stats;
+  w.dq_accum = 2 * stats;
+  w.dk_accum = w.dq_accum + dq;
+  w.dv_accum = w.dk_accum + dkv;
+  w.tickets = w.dv_accum + dkv;
+  w.total = w.tickets + align_up(static_cast<std::size_t>(s.dq_tiles + s.dkv_tiles + 1) * sizeof(int));
+  return w;
+}
+
+void check_problem(sim::Problem const& p) {
+  sim::validate_problem(p);
+  if (p.head_dim != 64 && p.head_dim != 128) {
+    user_error("head_dim {} is not supported by the CUDA kernels (64 or 128)", p.head_dim);
+  }
+  if (p.tile_m != kKernelTileM || p.tile_n != kKernelTileN) {
+    user_error("the CUDA kernels use {}x{} tiles (tile_m x tile_n), the problem has {}x{}", kKernelTileM,
+               kKernelTileN, p.tile_m, p.tile_n);
+  }
+  Sizes const s = sizes_of(p);
+  // Element offsets inside one tensor stay below 2^31 per row index; the kernels index rows in int.
+  if (s.total_q * p.q_heads > (std::int64_t{1} << 31) / p.head_dim ||
+      s.total_k * p.kv_heads > (std::int64_t{1} << 31) / p.head_dim) {
+    user_error("problem too large for the CUDA kernels ({} query rows x {} heads)", s.total_q, p.q_heads);
+  }
+}
+
+void check_tensor(char const* name, TensorRef const& t) {
+  if (t.data == nullptr) user_error("tensor {} is null", name);
+  if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0) user_error("tensor {} is not 16-byte aligned", name);
+  if (t.row_stride % 8 != 0 || t.head_stride % 8 != 0 || t.batch_stride % 8 != 0) {
+    user_error("tensor {}: strides must be multiples of 8 elements (16-byte rows)", name);
+  }
+}
+
+}  // namespace
+
+struct Attention::State {
+  sim::Problem problem;
+  DType dtype = DType::kBf16;
+  Geometry geometry;
+  WorkspaceLayout layout;
+  DeviceBuffer cu_q, cu_k, dq_tile_base, dkv_tile_base, workspace;
+  // Schedule, after set_schedule.
+  bool has_schedule = false;
+  DeviceBuffer cta_begin, items, steps, item_dkv_rank, zero_rows;
+  int zero_row_count = 0;
+  ScheduleTables tables;
+  BwdKernel kernel;
+  int grid = 0;
+  int ctas_per_sm = 0;
+};
+
+TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim) {
+  TensorRef t;
+  t.data = data;
+  t.head_stride = head_dim;
+  t.row_stride = std::int64_t{heads} * head_dim;
+  t.batch_stride = std::int64_t{seqlen} * heads * head_dim;
+  return t;
+}
+
+std::size_t backward_workspace_bytes(sim::Problem const& problem) {
+  check_problem(problem);
+  return layout_of(problem).total;
+}
+
+std::uint64_t schedule_hash(sim::Schedule const& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto feed = [&h](std::int64_t v) {
+    auto u = static_cast<std::uint64_t>(v);
+    for (int i = 0; i < 8; ++i) {
+      h ^= (u >> (8 * i)) & 0xffu;
+      h *= 1099511628211ull;
+    }
+  };
+  feed(s.launch == sim::LaunchModel::kPersistent ? 0 : 1);
+  feed(static_cast<std::int64_t>(s.ctas.size()));
+  for (auto const& cta : s.ctas) {
+    feed(static_cast<std::int64_t>(cta.items.size()));
+    for (auto const& item : cta.items) {
+      feed(item.batch);
+      feed(item.head);
+      feed(item.kv_tile);
+      feed(static_cast<std::int64_t>(item.q_order.size()));
+      for (int q : item.q_order) feed(q);
+    }
+  }
+  for (auto const* orders : {&s.dq_order, &s.dkv_order}) {
+    feed(static_cast<std::int64_t>(orders->size()));
+    for (auto const& o : *orders) {
+      feed(static_cast<std::int64_t>(o.size()));
+      for (int x : o) feed(x);
+    }
+  }
+  return h == 0 ? 1 : h;
+}
+
+Attention::Attention(sim::Problem problem, DType dtype, float softmax_scale) : state_(std::make_unique<State>()) {
+  check_problem(problem);
+  if (!(softmax_scale > 0.f) || !std::isfinite(softmax_scale)) {
+    user_error("softmax scale must be positive and finite, got {}", softmax_scale);
+  }
+  State& s = *state_;
+  s.problem = std::move(problem);
+  s.dtype = dtype;
+  sim::Problem const& p = s.problem;
+  Sizes const sz = sizes_of(p);
+  std::vector<int> cu_q(p.batch + 1, 0);
+  std::vector<int> cu_k(p.batch + 1, 0);
+  int max_q = 0;
+  int max_k = 0;
+  for (int b = 0; b < p.batch; ++b) {
+    cu_q[b + 1] = cu_q[b] + p.len_q(b);
+    cu_k[b + 1] = cu_k[b] + p.len_k(b);
+    max_q = std::max(max_q, p.len_q(b));
+    max_k = std::max(max_k, p.len_k(b));
+  }
+  sim::TileIndex const index(p);
+  std::vector<int> dq_base(p.batch);
+  std::vector<int> dkv_base(p.batch);
+  for (int b = 0; b < p.batch; ++b) {
+    dq_base[b] = index.dq_id(b, 0, 0);
+    dkv_base[b] = index.dkv_id(b, 0, 0);
+  }
+  s.cu_q = upload(cu_q);
+  s.cu_k = upload(cu_k);
+  s.dq_tile_base = upload(dq_base);
+  s.dkv_tile_base = upload(dkv_base);
+  s.layout = layout_of(p);
+  s.workspace = DeviceBuffer(s.layout.total);
+
+  Geometry& g = s.geometry;
+  g.batch = p.batch;
+  g.q_heads = p.q_heads;
+  g.kv_heads = p.kv_heads;
+  g.varlen = p.seqlens_q.empty() ? 0 : 1;
+  g.seqlen_q = g.varlen ? max_q : p.seqlen_q;
+  g.seqlen_k = g.varlen ? max_k : p.seqlen_k;
+  g.head_dim = p.head_dim;
+  g.total_q = static_cast<int>(sz.total_q);
+  g.total_k = static_cast<int>(sz.total_k);
+  g.rows_padded = static_cast<int>(sz.rows_padded);
+  g.cu_q = s.cu_q.as<int>();
+  g.cu_k = s.cu_k.as<int>();
+  g.mask_kind = static_cast<int>(p.mask.kind);
+  g.mask_left = p.mask.kind == sim::MaskKind::kWindow ? std::min(p.mask.left, kUnboundedSide) : kUnboundedSide;
+  g.mask_right = p.mask.kind == sim::MaskKind::kWindow ? std::min(p.mask.right, kUnboundedSide)
+                 : p.mask.kind == sim::MaskKind::kCausal ? 0
+                                                         : kUnboundedSide;
+  g.scale = softmax_scale;
+  g.scale_log2 = softmax_scale * 1.4426950408889634f;
+}
+
+Attention::~Attention() = default;
+Attention::Attention(Attention&&) noexcept = default;
+Attention& Attention::operator=(Attention&&) noexcept = default;
+
+sim::Problem const& Attention::problem() const { return state_->problem; }
+std::string Attention::kernel_name() const { return state_->has_schedule ? state_->kernel.name : std::string(); }
+int Attention::grid() const { return state_->grid; }
+int Attention::ctas_per_sm() const { return state_->ctas_per_sm; }
+
+void Attention::set_schedule(sim::Schedule const& schedule) {
+  State& s = *state_;
+  sim::Problem const& p = s.problem;
+  KernelKey wanted;
+  wanted.head_dim = p.head_dim;
+  wanted.tile_m = kKernelTileM;
+  wanted.tile_n = kKernelTileN;
+  wanted.mask_kind = static_cast<int>(p.mask.kind);
+  wanted.dtype = s.dtype;
+  wanted.schedule_hash = schedule_hash(schedule);
+  BwdKernel kernel = find_bwd_kernel(wanted);
+
+  int device = 0;
+  DASH_CUDA_CHECK(cudaGetDevice(&device));
+  int sms = 0;
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int const per_sm = kernel.ctas_per_sm();
+  if (per_sm < 1) user_error("the backward kernel does not fit on this GPU");
+  // A persistent grid must be resident all at once: the capacity is the machine the schedule is
+  // validated against. Dynamic schedules wait only on earlier-launched CTAs (validated), so any
+  // capacity >= 1 works.
+  sim::validate(p, sim::machine_with_sms(sms * per_sm), schedule);
+  if (schedule.ctas.empty()) user_error("schedule has no CTAs");
+
+  sim::TileIndex const index(p);
+  // rank_of[dq_base_off[id] + kv] = rank of kv tile `kv` in dQ tile `id`'s order.
+  std::vector<std::int64_t> dq_off(static_cast<std::size_t>(index.num_dq_tiles()) + 1, 0);
+  for (int id = 0; id < index.num_dq_tiles(); ++id) {
+    dq_off[id + 1] = dq_off[id] + index.kv_tiles(index.dq_key(id).batch);
+  }
+  std::vector<int> rank_of(static_cast<std::size_t>(dq_off.back()), -1);
+  for (std::size_t id = 0; id < schedule.dq_order.size(); ++id) {
+    auto const& order = schedule.dq_order[id];
+    for (std::size_t r = 0; r < order.size(); ++r) rank_of[dq_off[id] + order[r]] = static_cast<int>(r);
+  }
+  int const group = p.group_size();
+  std::vector<int> cta_begin;
+  std::vector<int> items;
+  std::vector<int> steps;
+  std::vector<int> dkv_rank;
+  std::vector<char> covered(static_cast<std::size_t>(index.num_items()), 0);
+  int step_count = 0;
+  for (auto const& cta : schedule.ctas) {
+    cta_begin.push_back(static_cast<int>(items.size() / 4));
+    for (auto const& item : cta.items) {
+      items.insert(items.end(), {item.batch, item.head, item.kv_tile, step_count});
+      covered[index.item_id(item.batch, item.head, item.kv_tile)] = 1;
+      for (int i : item.q_order) {
+        int const id = index.dq_id(item.batch, item.head, i);
+        int const rank = rank_of[dq_off[id] + item.kv_tile];
+        DASH_ASSERT(rank >= 0);  // validate() guarantees every step has a rank
+        steps.push_back(i);
+        steps.push_back(rank);
+        ++step_count;
+      }
+      int rank = 0;
+      if (p.is_gqa()) {
+        auto const& order = schedule.dkv_order[index.dkv_id(item.batch, item.head / group, item.kv_tile)];
+        rank = static_cast<int>(std::find(order.begin(), order.end(), item.head) - order.begin());
+        DASH_ASSERT(rank < static_cast<int>(order.size()));
+      }
+      dkv_rank.push_back(rank);
+    }
+  }
+  cta_begin.push_back(static_cast<int>(items.size() / 4));
+  items.insert(items.end(), {0, 0, 0, step_count});  // sentinel: the last item's step end
+  // KV tiles with no work item (nothing sees them) still need zero gradients.
+  std::vector<int> zero_rows;
+  if (!p.is_gqa()) {
+    for (int id = 0; id < index.num_items(); ++id) {
+      if (covered[id] != 0) continue;
+      sim::ItemKey const key = index.item_key(id);
+      int const row0 = key.tile * kKernelTileN;
+      zero_rows.insert(zero_rows.end(), {key.batch, key.head, row0, std::min(row0 + kKernelTileN, p.len_k(key.batch))});
+    }
+  }
+
+  s.cta_begin = upload(cta_begin);
+  s.items = upload(items);
+  s.steps = upload(steps);
+  s.item_dkv_rank = upload(dkv_rank);
+  s.zero_rows = upload(zero_rows);
+  s.zero_row_count = static_cast<int>(zero_rows.size() / 4);
+  s.tables.cta_begin = s.cta_begin.as<int>();
+  s.tables.items = s.items.as<int>();
+  s.tables.steps = s.steps.as<int>();
+  s.tables.item_dkv_rank = s.item_dkv_rank.as<int>();
+  s.tables.dq_tile_base = s.dq_tile_base.as<int>();
+  s.tables.dkv_tile_base = s.dkv_tile_base.as<int>();
+  s.tables.num_ctas = static_cast<int>(schedule.ctas.size());
+  s.kernel = std::move(kernel);
+  s.grid = static_cast<int>(schedule.ctas.size());
+  s.ctas_per_sm = per_sm;
+  s.has_schedule = true;
+}
+
+void Attention::forward(AttentionTensors const& t, cudaStream_t stream) const {
+  check_tensor("q", t.q);
+  check_tensor("k", t.k);
+  check_tensor("v", t.v);
+  check_tensor("o", t.o);
+  if (t.lse == nullptr) user_error("tensor lse is null");
+  FwdParams p;
+  p.g = state_->geometry;
+  p.q = t.q;
+  p.k = t.k;
+  p.v = t.v;
+  p.o = t.o;
+  p.lse = t.lse;
+  launch_forward(p, state_->dtype, stream);
+}
+
+void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStream_t stream) const {
+  State const& s = *state_;
+  if (!s.has_schedule) user_error("backward needs a schedule (set_schedule) first");
+  for (auto const& [name, ref] : {std::pair{"q", &t.q}, {"k", &t.k}, {"v", &t.v}, {"o", &t.o}, {"dout", &t.dout},
+                                  {"dq", &t.dq}, {"dk", &t.dk}, {"dv", &t.dv}}) {
+    check_tensor(name, *ref);
+  }
+  if (t.lse == nullptr) user_error("tensor lse is null");
+  auto* base = s.workspace.as<unsigned char>();
+  bool const gqa = s.problem.is_gqa();
+  Sizes const sz = sizes_of(s.problem);
+  auto* tickets = reinterpret_cast<int*>(base + s.layout.tickets);
+
+  PreParams pre;
+  pre.g = s.geometry;
+  pre.o = t.o;
+  pre.dout = t.dout;
+  pre.lse = t.lse;
+  pre.lse_log2 = reinterpret_cast<float*>(base + s.layout.lse_log2);
+  pre.dpsum = reinterpret_cast<float*>(base + s.layout.dpsum);
+  pre.dq_accum = reinterpret_cast<float*>(base + s.layout.dq_accum);
+  pre.dk_accum = gqa ? reinterpret_cast<float*>(base + s.layout.dk_accum) : nullptr;
+  pre.dv_accum = gqa ? reinterpret_cast<float*>(base + s.layout.dv_accum) : nullptr;
+  pre.tickets = tickets;
+  pre.num_tickets = static_cast<int>(sz.dq_tiles + sz.dkv_tiles);
+  launch_preprocess(pre, s.dtype, stream);
+  if (s.zero_row_count > 0) {
+    launch_zero_rows(s.geometry, t.dk, t.dv, s.zero_rows.as<int>(), s.zero_row_count, s.dtype, stream);
+  }
+
+  BwdParams p;
+  p.g = s.geometry;
+  p.q = t.q;
+  p.k = t.k;
+  p.v = t.v;
+  p.dout = t.dout;
+  p.dk = t.dk;
+  p.dv = t.dv;
+  p.lse_log2 = pre.lse_log2;
+  p.dpsum = pre.dpsum;
+  p.dq_accum = pre.dq_accum;
+  p.dk_accum = pre.dk_accum;
+  p.dv_accum = pre.dv_accum;
+  p.dq_ticket = tickets;
+  p.dkv_ticket = tickets + sz.dq_tiles;
+  p.deterministic = reduction == Reduction::kDeterministic ? 1 : 0;
+  p.tables = s.tables;
+  s.kernel.launch(p, s.grid, stream);
+
+  PostParams post;
+  post.g = s.geometry;
+  post.dq = t.dq;
+  post.dk = t.dk;
+  post.dv = t.dv;
+  post.dq_accum = pre.dq_accum;
+  post.dk_accum = pre.dk_accum;
+  post.dv_accum = pre.dv_accum;
+  launch_postprocess(post, s.dtype, stream);
+}
+
+}  // namespace dash::rt

@@ -1,0 +1,85 @@
+#pragma once
+// Host API of the CUDA runtime: forward and schedule-driven backward attention on a stream.
+//
+//   dash::rt::Attention attn(problem, DType::kBf16, 1.f / std::sqrt(head_dim));
+//   attn.set_schedule(dash::sim::make_strategy("descending", problem, machine));  // validated
+//   attn.forward(tensors, stream);                        // O, LSE
+//   attn.backward(tensors, Reduction::kDeterministic, stream);  // dQ, dK, dV
+//
+// Tensors are (batch, seqlen, heads, head_dim) with strides, as FlashAttention; under varlen
+// (problem.seqlens_q/k set) they are (total_tokens, heads, head_dim). LSE is [q_heads][total_q]
+// fp32, natural log. Every CUDA call is checked (CudaError); bad input is a dash::UserError.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "dagsim/problem.h"
+#include "dagsim/schedule.h"
+#include "runtime/cuda_check.h"
+#include "runtime/kernel_params.h"
+#include "runtime/registry.h"
+
+namespace dash::rt {
+
+/// How the dQ (and GQA dK/dV) partials are summed.
+enum class Reduction : std::uint8_t {
+  kDeterministic,  ///< fixed rank order through tickets: bitwise repeatable
+  kAtomic,         ///< arrival order, no tickets: the cost-of-determinism baseline
+};
+
+struct AttentionTensors {
+  TensorRef q, k, v;  ///< inputs
+  TensorRef o;        ///< forward output, backward input
+  TensorRef dout;     ///< backward input
+  TensorRef dq, dk, dv;
+  float* lse = nullptr;  ///< [q_heads][total_q], forward output, backward input
+};
+
+/// Strides of a contiguous (batch, seqlen, heads, head_dim) tensor, or (total, heads, head_dim).
+TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim);
+
+/// The kernel's tiles: a problem must use them (refused otherwise).
+inline constexpr int kKernelTileM = 64;
+inline constexpr int kKernelTileN = 128;
+
+/// Bytes of device workspace the backward pass of `problem` needs (accumulators, tickets,
+/// per-row statistics); Attention allocates it itself.
+std::size_t backward_workspace_bytes(sim::Problem const& problem);
+
+/// FNV-1a 64 of a schedule (docs/schedule-protocol.md): the registry key of generated kernels.
+std::uint64_t schedule_hash(sim::Schedule const& schedule);
+
+class Attention {
+ public:
+  /// Checks the problem (head_dim 64/128, the kernel's tiles) and allocates the workspace on the
+  /// current device. Throws UserError on an unsupported problem.
+  Attention(sim::Problem problem, DType dtype, float softmax_scale);
+  ~Attention();
+  Attention(Attention&&) noexcept;
+  Attention& operator=(Attention&&) noexcept;
+  Attention(Attention const&) = delete;
+  Attention& operator=(Attention const&) = delete;
+
+  /// Validates the schedule (dash::sim::validate against this device's resident CTA capacity),
+  /// uploads its tables and picks the kernel (a registered specialization, else the generic one).
+  void set_schedule(sim::Schedule const& schedule);
+
+  void forward(AttentionTensors const& t, cudaStream_t stream) const;
+  /// Needs set_schedule first. Reads q, k, v, o, dout, lse; writes dq, dk, dv.
+  void backward(AttentionTensors const& t, Reduction reduction, cudaStream_t stream) const;
+
+  [[nodiscard]] sim::Problem const& problem() const;
+  [[nodiscard]] std::string kernel_name() const;  ///< empty before set_schedule
+  [[nodiscard]] int grid() const;                 ///< CTAs of the main kernel launch
+  [[nodiscard]] int ctas_per_sm() const;           ///< resident main-kernel CTAs per SM
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dash::rt

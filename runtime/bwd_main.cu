@@ -1,0 +1,431 @@
+// Backward main kernel, portable path (sm_80+: mma.sync m16n8k16, ldmatrix, cp.async).
+//
+// This file is the code generator's TEMPLATE (DESIGN.md §5, docs/schedule-protocol.md). As it is,
+// it compiles to the generic kernel that reads any validated schedule from device tables. Codegen
+// replaces the bodies of the `dash::hook` functions and the values of the `dash::constant`
+// variables; everything else stays. Keep heavy headers (cub, thrust) out: clang parses this file.
+//
+// One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles (kTileM = 64 rows)
+// the schedule gives it. Warp w owns KV rows 16w..16w+15 and computes, transposed so that its
+// dK/dV rows stay in its registers for the whole walk:
+//   S^T = K_w Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V_w dO^T,
+//   dS^T = P^T o (dP^T - dPsum), dV_w += P^T dO, dK_w += dS^T Q.
+// dS^T goes through shared memory so that the partial dQ_i = dS K (64 x d) can be split over all
+// 8 warps; it is then added into the fp32 dQ accumulator, in rank order when deterministic.
+#include <cstdint>
+
+#include "runtime/cuda_check.h"
+#include "runtime/kernel_params.h"
+#include "runtime/registry.h"
+#include "runtime/warp_mma.cuh"
+
+namespace dash::rt {
+namespace {
+
+// ---- Problem constants (codegen substitutes the values) -------------------------------------
+[[clang::annotate("dash::constant")]] constexpr int kHeadDim = 0;    // 0: both 64 and 128
+[[clang::annotate("dash::constant")]] constexpr int kDType = -1;     // -1: bf16 and fp16
+[[clang::annotate("dash::constant")]] constexpr int kMaskKind = -1;  // -1: runtime flag
+[[clang::annotate("dash::constant")]] constexpr int kTileM = 64;
+[[clang::annotate("dash::constant")]] constexpr int kTileN = 128;
+[[clang::annotate("dash::constant")]] constexpr std::uint64_t kScheduleHash = 0;  // 0: tables
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+static_assert(kTileN == 16 * kWarps, "each warp owns 16 KV rows");
+static_assert(kTileM == 64, "the dQ split (4 row blocks x 2 column halves) assumes 64 Q rows");
+
+// ---- Schedule hooks (codegen replaces the bodies) ---------------------------------------------
+[[clang::annotate("dash::hook")]] __device__ inline WorkItemRef
+next_work_item(ScheduleTables const& tables, int cta, int k) {
+  WorkItemRef item;
+  int const n = tables.cta_begin[cta] + k;
+  if (n >= tables.cta_begin[cta + 1]) return item;  // batch = -1: none
+  int const* rec = tables.items + 4 * n;
+  item.batch = rec[0];
+  item.head = rec[1];
+  item.kv_tile = rec[2];
+  item.step_base = rec[3];
+  item.num_steps = rec[7] - rec[3];  // the next record's step_base (a sentinel ends the table)
+  item.index = n;
+  return item;
+}
+
+[[clang::annotate("dash::hook")]] __device__ inline int
+q_tile_at(ScheduleTables const& tables, WorkItemRef const& item, int t) {
+  return tables.steps[2 * (item.step_base + t)];
+}
+
+[[clang::annotate("dash::hook")]] __device__ inline int
+dq_rank(ScheduleTables const& tables, WorkItemRef const& item, int t, int q_tile) {
+  (void)q_tile;
+  return tables.steps[2 * (item.step_base + t) + 1];
+}
+
+[[clang::annotate("dash::hook")]] __device__ inline int
+dkv_rank(ScheduleTables const& tables, WorkItemRef const& item) {
+  return tables.item_dkv_rank[item.index];
+}
+
+// ---- Tickets ----------------------------------------------------------------------------------
+__device__ __forceinline__ int ld_acquire(int const* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+/// Thread 0 spins until the tile's ticket equals `rank`; the barrier then publishes the acquire to
+/// the whole CTA, so no thread's add can start before every lower rank's adds are complete.
+__device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile) {
+  if (threadIdx.x == 0) {
+#if defined(DASH_WATCHDOG)
+    long long const start = clock64();
+#endif
+    while (ld_acquire(ticket) != rank) {
+#if defined(DASH_WATCHDOG)
+      // ~10 s at 2 GHz: far past any legitimate wait, so this is a deadlocking schedule or a bug.
+      if (clock64() - start > 20000000000LL) {
+        printf("dash watchdog: CTA %d stuck on tile %d waiting for rank %d (ticket %d)\n",
+               static_cast<int>(blockIdx.x), tile, rank, ld_acquire(ticket));
+        __trap();
+      }
+#else
+      (void)tile;
+#endif
+    }
+  }
+  __syncthreads();
+}
+
+/// Every thread's adds are issued before this point. The fence makes each thread's own reds
+/// performed at gpu scope (complete in L2, not merely issued) before anything it does later; the
+/// barrier orders all threads' fences before thread 0's release store. The next rank's acquire
+/// load therefore observes every add of this rank. (A release after a mere "source read" wait,
+/// as FA3's bulk .read wait, would let the next rank add before this one landed.)
+__device__ __forceinline__ void release_turn(int* ticket, int rank) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) st_release(ticket, rank + 1);
+}
+
+__device__ __forceinline__ void red_add(float* p, float v) {
+  asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+}
+
+// ---- The kernel -------------------------------------------------------------------------------
+template <int D, int DT>
+struct SharedStorage {
+  using T = typename warp::Elem<DT>::T;
+  T k[kTileN * D];
+  T v[kTileN * D];
+  T q[kTileM * D];
+  T dout[kTileM * D];
+  T ds[kTileN * kTileM];  // dS^T, [kv row][q row]
+  float lse[kTileM];
+  float dpsum[kTileM];
+};
+
+__device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int row, int col,
+                                        int len_q, int len_k) {
+  if (row >= len_q || col >= len_k) return false;
+  if (mask_kind == kMaskFull) return true;
+  int const diag = row + (len_k - len_q);
+  int const left = mask_kind == kMaskCausal ? kUnboundedSide : g.mask_left;
+  int const right = mask_kind == kMaskCausal ? 0 : g.mask_right;
+  return col >= diag - left && col <= diag + right;
+}
+
+template <int D, int DT>
+__global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p) {
+  using E = warp::Elem<DT>;
+  using T = typename E::T;
+  using Smem = SharedStorage<D, DT>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+
+  Geometry const& g = p.g;
+  int const mask_kind = kMaskKind >= 0 ? kMaskKind : g.mask_kind;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const lane = tid & 31;
+  int const wid = tid >> 5;
+  int const gq = lane >> 2;  // fragment row group
+  int const t4 = lane & 3;   // fragment column pair
+  int const group = g.q_heads / g.kv_heads;
+  bool const gqa = group > 1;
+
+  for (int k = 0;; ++k) {
+    WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
+    if (item.batch < 0) break;
+    int const b = item.batch;
+    int const h = item.head;
+    int const kvh = h / group;
+    int const j = item.kv_tile;
+    int const q_row0 = g.cu_q[b];
+    int const k_row0 = g.cu_k[b];
+    int const len_q = g.cu_q[b + 1] - q_row0;
+    int const len_k = g.cu_k[b + 1] - k_row0;
+    int const n0 = j * kTileN;
+
+    auto base = [&](TensorRef const& t, int row0, int head) {
+      std::int64_t const off = g.varlen ? std::int64_t{row0} * t.row_stride : b * t.batch_stride;
+      return off + std::int64_t{head} * t.head_stride;
+    };
+    T const* q_ptr = static_cast<T const*>(p.q.data) + base(p.q, q_row0, h);
+    T const* do_ptr = static_cast<T const*>(p.dout.data) + base(p.dout, q_row0, h);
+    T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh) + n0 * p.k.row_stride;
+    T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh) + n0 * p.v.row_stride;
+
+    auto load_q_step = [&](int i) {
+      int const m0 = i * kTileM;
+      int const valid = min(kTileM, len_q - m0);
+      warp::load_tile_async<D, kThreads>(sm.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, kTileM, valid);
+      warp::load_tile_async<D, kThreads>(sm.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
+                                         kTileM, valid);
+      if (tid < 2 * kTileM) {
+        // rows_padded leaves a tile of slack past total_q, so these reads stay in bounds.
+        std::int64_t const at = std::int64_t{h} * g.rows_padded + q_row0 + m0 + (tid % kTileM);
+        float const* src = tid < kTileM ? p.lse_log2 + at : p.dpsum + at;
+        float* dst = tid < kTileM ? sm.lse + tid : sm.dpsum + (tid - kTileM);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(warp::smem_addr(dst)), "l"(src));
+      }
+      warp::cp_async_commit();
+    };
+
+    __syncthreads();  // the previous item's last dQ GEMM read sm.k
+    warp::load_tile_async<D, kThreads>(sm.k, k_ptr, p.k.row_stride, kTileN, min(kTileN, len_k - n0));
+    warp::load_tile_async<D, kThreads>(sm.v, v_ptr, p.v.row_stride, kTileN, min(kTileN, len_k - n0));
+    if (item.num_steps > 0) load_q_step(q_tile_at(p.tables, item, 0));
+
+    float dk[D / 8][4];
+    float dv[D / 8][4];
+#pragma unroll
+    for (int nb = 0; nb < D / 8; ++nb) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk[nb][e] = dv[nb][e] = 0.f;
+    }
+
+    for (int t = 0; t < item.num_steps; ++t) {
+      int const i = q_tile_at(p.tables, item, t);
+      int const m0 = i * kTileM;
+      warp::cp_async_wait_all();
+      __syncthreads();
+
+      // S^T and dP^T: 16 KV rows of this warp x 64 Q rows, as 8 n8 blocks.
+      float s[8][4];
+      float dp[8][4];
+#pragma unroll
+      for (int nb = 0; nb < 8; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[nb][e] = dp[nb][e] = 0.f;
+      }
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t a[4];
+        std::uint32_t av[4];
+        warp::ldmatrix_x4(a, warp::smem_addr(sm.k + warp::a_rowmajor<D>(lane, wid * 16, kk * 16)));
+        warp::ldmatrix_x4(av, warp::smem_addr(sm.v + warp::a_rowmajor<D>(lane, wid * 16, kk * 16)));
+#pragma unroll
+        for (int np = 0; np < 4; ++np) {
+          std::uint32_t bq[4];
+          std::uint32_t bo[4];
+          warp::ldmatrix_x4(bq, warp::smem_addr(sm.q + warp::b_nmajor<D>(lane, np * 16, kk * 16)));
+          warp::ldmatrix_x4(bo, warp::smem_addr(sm.dout + warp::b_nmajor<D>(lane, np * 16, kk * 16)));
+          warp::mma<DT>(s[2 * np], a, bq[0], bq[1]);
+          warp::mma<DT>(s[2 * np + 1], a, bq[2], bq[3]);
+          warp::mma<DT>(dp[2 * np], av, bo[0], bo[1]);
+          warp::mma<DT>(dp[2 * np + 1], av, bo[2], bo[3]);
+        }
+      }
+
+      // P^T and dS^T, packed straight into A fragments (m = KV rows, k = Q rows).
+      bool const whole = mask_kind == kMaskFull
+                             ? (m0 + kTileM <= len_q && n0 + kTileN <= len_k)
+                             : (visible(g, mask_kind, m0 + kTileM - 1, n0, len_q, len_k) &&
+                                visible(g, mask_kind, m0, n0 + kTileN - 1, len_q, len_k));
+      std::uint32_t pa[4][4];
+      std::uint32_t dsa[4][4];
+#pragma unroll
+      for (int nb = 0; nb < 8; ++nb) {
+        float pv[4];
+        float dsv[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          int const m = nb * 8 + 2 * t4 + (e & 1);
+          int const n = wid * 16 + gq + (e >> 1) * 8;
+          bool const on = whole || visible(g, mask_kind, m0 + m, n0 + n, len_q, len_k);
+          float const pe = on ? exp2f(s[nb][e] * g.scale_log2 - sm.lse[m]) : 0.f;
+          pv[e] = pe;
+          dsv[e] = pe * (dp[nb][e] - sm.dpsum[m]);
+        }
+        pa[nb / 2][(nb & 1) * 2 + 0] = E::pack(pv[0], pv[1]);
+        pa[nb / 2][(nb & 1) * 2 + 1] = E::pack(pv[2], pv[3]);
+        dsa[nb / 2][(nb & 1) * 2 + 0] = E::pack(dsv[0], dsv[1]);
+        dsa[nb / 2][(nb & 1) * 2 + 1] = E::pack(dsv[2], dsv[3]);
+        int const n = wid * 16 + gq;
+        int const m = nb * 8 + 2 * t4;
+        *reinterpret_cast<std::uint32_t*>(sm.ds + warp::swz<kTileM>(n, m)) = dsa[nb / 2][(nb & 1) * 2];
+        *reinterpret_cast<std::uint32_t*>(sm.ds + warp::swz<kTileM>(n + 8, m)) =
+            dsa[nb / 2][(nb & 1) * 2 + 1];
+      }
+
+      // dV_w += P^T dO and dK_w += dS^T Q (B fragments: [k = Q row][n = d], transposed loads).
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+        for (int np = 0; np < D / 16; ++np) {
+          std::uint32_t bo[4];
+          std::uint32_t bq[4];
+          warp::ldmatrix_x4_trans(bo, warp::smem_addr(sm.dout + warp::b_kmajor<D>(lane, np * 16, kk * 16)));
+          warp::ldmatrix_x4_trans(bq, warp::smem_addr(sm.q + warp::b_kmajor<D>(lane, np * 16, kk * 16)));
+          warp::mma<DT>(dv[2 * np], pa[kk], bo[0], bo[1]);
+          warp::mma<DT>(dv[2 * np + 1], pa[kk], bo[2], bo[3]);
+          warp::mma<DT>(dk[2 * np], dsa[kk], bq[0], bq[1]);
+          warp::mma<DT>(dk[2 * np + 1], dsa[kk], bq[2], bq[3]);
+        }
+      }
+      __syncthreads();  // dS^T complete; Q, dO, lse, dPsum no longer read this step
+
+      // Prefetch the next step's Q tile while this step's dQ is computed and reduced.
+      if (t + 1 < item.num_steps) load_q_step(q_tile_at(p.tables, item, t + 1));
+
+      // dQ_i partial = dS K: warp w takes Q rows 16 (w % 4).. and d columns (w / 4) * D/2 ..
+      int const mq0 = (wid & 3) * 16;
+      int const d0 = (wid >> 2) * (D / 2);
+      float dq[D / 16][4];
+#pragma unroll
+      for (int nb = 0; nb < D / 16; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dq[nb][e] = 0.f;
+      }
+#pragma unroll
+      for (int kk = 0; kk < kTileN / 16; ++kk) {
+        std::uint32_t a[4];
+        warp::ldmatrix_x4_trans(a, warp::smem_addr(sm.ds + warp::a_colmajor<kTileM>(lane, mq0, kk * 16)));
+#pragma unroll
+        for (int np = 0; np < D / 32; ++np) {
+          std::uint32_t bk[4];
+          warp::ldmatrix_x4_trans(bk, warp::smem_addr(sm.k + warp::b_kmajor<D>(lane, d0 + np * 16, kk * 16)));
+          warp::mma<DT>(dq[2 * np], a, bk[0], bk[1]);
+          warp::mma<DT>(dq[2 * np + 1], a, bk[2], bk[3]);
+        }
+      }
+
+      int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
+      int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
+      int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
+      if (p.deterministic) wait_turn(p.dq_ticket + dq_tile, rank, dq_tile);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        int const row = m0 + mq0 + gq + half * 8;
+        if (row < len_q) {
+          float* dst = p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + 2 * t4;
+#pragma unroll
+          for (int nb = 0; nb < D / 16; ++nb) {
+            red_add(dst + nb * 8, dq[nb][half * 2]);
+            red_add(dst + nb * 8 + 1, dq[nb][half * 2 + 1]);
+          }
+        }
+      }
+      if (p.deterministic) release_turn(p.dq_ticket + dq_tile, rank);
+    }
+
+    // dK (times the softmax scale) and dV of this warp's 16 KV rows.
+#pragma unroll
+    for (int nb = 0; nb < D / 8; ++nb) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk[nb][e] *= g.scale;
+    }
+    if (!gqa) {
+      T* dk_ptr = static_cast<T*>(p.dk.data) + base(p.dk, k_row0, kvh);
+      T* dv_ptr = static_cast<T*>(p.dv.data) + base(p.dv, k_row0, kvh);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        int const row = n0 + wid * 16 + gq + half * 8;
+        if (row < len_k) {
+#pragma unroll
+          for (int nb = 0; nb < D / 8; ++nb) {
+            int const col = nb * 8 + 2 * t4;
+            *reinterpret_cast<std::uint32_t*>(dk_ptr + row * p.dk.row_stride + col) =
+                E::pack(dk[nb][half * 2], dk[nb][half * 2 + 1]);
+            *reinterpret_cast<std::uint32_t*>(dv_ptr + row * p.dv.row_stride + col) =
+                E::pack(dv[nb][half * 2], dv[nb][half * 2 + 1]);
+          }
+        }
+      }
+    } else {
+      // GQA: the q heads of a group add into one fp32 dK/dV tile, in the schedule's fixed order.
+      int const kv_tiles_b = (len_k + kTileN - 1) / kTileN;
+      int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + j;
+      int const rank = p.deterministic ? dkv_rank(p.tables, item) : 0;
+      if (p.deterministic) wait_turn(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        int const row = n0 + wid * 16 + gq + half * 8;
+        if (row < len_k) {
+          std::int64_t const at = (std::int64_t{k_row0 + row} * g.kv_heads + kvh) * D + 2 * t4;
+#pragma unroll
+          for (int nb = 0; nb < D / 8; ++nb) {
+            red_add(p.dk_accum + at + nb * 8, dk[nb][half * 2]);
+            red_add(p.dk_accum + at + nb * 8 + 1, dk[nb][half * 2 + 1]);
+            red_add(p.dv_accum + at + nb * 8, dv[nb][half * 2]);
+            red_add(p.dv_accum + at + nb * 8 + 1, dv[nb][half * 2 + 1]);
+          }
+        }
+      }
+      if (p.deterministic) release_turn(p.dkv_ticket + dkv_tile, rank);
+    }
+  }
+}
+
+// ---- Host side: launch and registration --------------------------------------------------------
+template <int D, int DT>
+void launch(BwdParams const& params, int grid, cudaStream_t stream) {
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
+  // Above 48 KB of dynamic shared memory must be opted into, once per kernel and device.
+  static bool const configured = [] {
+    DASH_CUDA_CHECK(cudaFuncSetAttribute(bwd_main_kernel<D, DT>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    return true;
+  }();
+  (void)configured;
+  bwd_main_kernel<D, DT><<<grid, kThreads, kSmem, stream>>>(params);
+  DASH_CUDA_CHECK_LAUNCH();
+}
+
+template <int D, int DT>
+int ctas_per_sm() {
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
+  DASH_CUDA_CHECK(cudaFuncSetAttribute(bwd_main_kernel<D, DT>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  int blocks = 0;
+  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT>,
+                                                                kThreads, kSmem));
+  return blocks;
+}
+
+template <int D, int DT>
+void register_variant() {
+  KernelKey const key{D, kTileM, kTileN, kMaskKind, static_cast<DType>(DT), kScheduleHash};
+  register_bwd_kernel(key, &launch<D, DT>, &ctas_per_sm<D, DT>,
+                      kScheduleHash == 0 ? "generic-mma-sync" : "generated-mma-sync");
+}
+
+template <int D>
+void register_dtypes() {
+  if constexpr (kDType <= 0) register_variant<D, 0>();
+  if constexpr (kDType != 0) register_variant<D, 1>();
+}
+
+struct Registrar {
+  Registrar() {
+    if constexpr (kHeadDim == 0 || kHeadDim == 64) register_dtypes<64>();
+    if constexpr (kHeadDim == 0 || kHeadDim == 128) register_dtypes<128>();
+  }
+};
+Registrar const registrar;
+
+}  // namespace
+}  // namespace dash::rt

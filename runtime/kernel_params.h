@@ -1,0 +1,112 @@
+#pragma once
+// Plain parameter structs shared by the host API and the kernels. No CUDA headers: the kernel
+// template (runtime/bwd_main.cu) must stay light enough for clang to parse (codegen).
+#include <cstdint>
+
+namespace dash::rt {
+
+enum class DType : std::uint8_t { kBf16 = 0, kFp16 = 1 };
+
+/// Mask kinds as sim::MaskKind; the band is bottom-right aligned: row r sees column c iff
+/// r + offset - left <= c <= r + offset + right, offset = len_k - len_q.
+inline constexpr int kMaskFull = 0;
+inline constexpr int kMaskCausal = 1;
+inline constexpr int kMaskWindow = 2;
+/// Stands for "no limit" on a side of the band; far beyond any length, no int overflow with it.
+inline constexpr int kUnboundedSide = 1 << 28;
+
+/// A (batch, seqlen, heads, head_dim) tensor as FlashAttention lays it out, strides in elements,
+/// head_dim contiguous. Varlen tensors are (total_tokens, heads, head_dim): batch_stride unused.
+struct TensorRef {
+  void* data = nullptr;
+  std::int64_t batch_stride = 0;
+  std::int64_t row_stride = 0;
+  std::int64_t head_stride = 0;
+};
+
+/// The problem geometry as the kernels see it. cu_q / cu_k are device arrays of batch + 1
+/// cumulative lengths (also for fixed-length batches), used for our own workspaces always and
+/// for user tensors when varlen != 0.
+struct Geometry {
+  int batch = 0;
+  int q_heads = 0;
+  int kv_heads = 0;
+  int seqlen_q = 0;  ///< fixed-length batches; the maximum under varlen
+  int seqlen_k = 0;
+  int head_dim = 0;
+  int varlen = 0;
+  int total_q = 0;       ///< sum of q lengths
+  int total_k = 0;
+  int rows_padded = 0;   ///< total_q rounded up plus one tile: row stride of lse/dpsum per head
+  int const* cu_q = nullptr;
+  int const* cu_k = nullptr;
+  int mask_kind = kMaskFull;
+  int mask_left = kUnboundedSide;
+  int mask_right = kUnboundedSide;
+  float scale = 1.f;       ///< softmax scale
+  float scale_log2 = 1.f;  ///< scale * log2(e)
+};
+
+/// One work item as the schedule hooks return it.
+struct WorkItemRef {
+  int batch = -1;  ///< < 0: no item
+  int head = 0;    ///< q head
+  int kv_tile = 0;
+  int num_steps = 0;
+  int step_base = 0;  ///< generic tables: index of step 0 in ScheduleTables::steps
+  int index = 0;      ///< the item's index in the schedule (CTA by CTA, in order)
+};
+
+/// The generic kernel's schedule tables (device pointers), see docs/schedule-protocol.md.
+struct ScheduleTables {
+  int const* cta_begin = nullptr;      ///< num_ctas + 1
+  int const* items = nullptr;          ///< 4 ints per item {batch, head, kv_tile, step_base} + sentinel
+  int const* steps = nullptr;          ///< 2 ints per step {q_tile, rank}
+  int const* item_dkv_rank = nullptr;  ///< per item; GQA only
+  int const* dq_tile_base = nullptr;   ///< per batch: TileIndex::dq_id(b, 0, 0)
+  int const* dkv_tile_base = nullptr;  ///< per batch: TileIndex::dkv_id(b, 0, 0)
+  int num_ctas = 0;
+};
+
+struct FwdParams {
+  Geometry g;
+  TensorRef q, k, v, o;
+  float* lse = nullptr;  ///< natural log, [q_heads][total_q]; +inf for rows that see no key
+};
+
+struct PreParams {
+  Geometry g;
+  TensorRef o, dout;
+  float const* lse = nullptr;
+  float* lse_log2 = nullptr;  ///< [q_heads][rows_padded]
+  float* dpsum = nullptr;     ///< [q_heads][rows_padded]
+  float* dq_accum = nullptr;  ///< [total_q][q_heads][head_dim]
+  float* dk_accum = nullptr;  ///< GQA: [total_k][kv_heads][head_dim], else null
+  float* dv_accum = nullptr;
+  int* tickets = nullptr;     ///< dQ tickets then dK/dV tickets
+  int num_tickets = 0;
+};
+
+struct BwdParams {
+  Geometry g;
+  TensorRef q, k, v, dout, dk, dv;  ///< dk/dv written directly unless GQA
+  float const* lse_log2 = nullptr;
+  float const* dpsum = nullptr;
+  float* dq_accum = nullptr;
+  float* dk_accum = nullptr;
+  float* dv_accum = nullptr;
+  int* dq_ticket = nullptr;
+  int* dkv_ticket = nullptr;
+  int deterministic = 1;
+  ScheduleTables tables;
+};
+
+struct PostParams {
+  Geometry g;
+  TensorRef dq, dk, dv;
+  float const* dq_accum = nullptr;
+  float const* dk_accum = nullptr;  ///< GQA only, else null
+  float const* dv_accum = nullptr;
+};
+
+}  // namespace dash::rt
