@@ -1,0 +1,230 @@
+// Search: the cheap evaluator agrees with simulate(), the search never loses to a named strategy,
+// is reproducible across thread counts, and certifies small instances.
+#include <catch2/catch.hpp>
+
+#include "dagsim/bounds.h"
+#include "dagsim/error.h"
+#include "dagsim/rng.h"
+#include "dagsim/search.h"
+#include "dagsim/search_exact.h"
+#include "dagsim/search_pair.h"
+#include "dagsim/search_plan.h"
+#include "dagsim/search_seeds.h"
+#include "dagsim/search_strategy.h"
+#include "dagsim/simulate.h"
+#include "dagsim/strategies.h"
+#include "dagsim/validate.h"
+
+using namespace dash::sim;
+
+namespace {
+
+Problem shape(int batch, int heads, int seqlen_q, int seqlen_k, char const* mask, int kv_heads = 0) {
+  Problem p;
+  p.batch = batch;
+  p.q_heads = heads;
+  p.kv_heads = kv_heads == 0 ? heads : kv_heads;
+  p.seqlen_q = seqlen_q;
+  p.seqlen_k = seqlen_k;
+  p.head_dim = 128;
+  p.mask = parse_mask(mask);
+  return p;
+}
+
+// A random plan: items shuffled over `ctas` CTAs, random Q orders of every kind.
+Plan random_plan(PlanEvaluator const& ev, int ctas, LaunchModel launch, Rng& rng) {
+  Plan plan;
+  plan.launch = launch;
+  plan.q_order.assign(static_cast<std::size_t>(ev.num_items()), {});
+  std::vector<int> items = ev.live_items();
+  rng.shuffle(items);
+  if (launch == LaunchModel::kDynamic) {
+    for (int const id : items) plan.ctas.push_back({id});
+  } else {
+    plan.ctas.assign(static_cast<std::size_t>(ctas), {});
+    for (std::size_t n = 0; n < items.size(); ++n) {
+      plan.ctas[n < static_cast<std::size_t>(ctas) ? n : static_cast<std::size_t>(rng.uniform(0, ctas - 1))]
+          .push_back(items[n]);
+    }
+  }
+  for (int const id : items) {
+    auto const& vis = ev.visible(id);
+    plan.q_order[id] = make_q_order(vis, static_cast<QOrderKind>(rng.uniform(0, 2)),
+                                    rng.uniform(0, static_cast<int>(vis.size()) - 1));
+  }
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("q orders: ascending, descending and two-phase rotations", "[search]") {
+  std::vector<int> const v{2, 3, 4, 5};
+  CHECK(make_q_order(v, QOrderKind::kAscending, 1) == std::vector<int>{3, 4, 5, 2});
+  CHECK(make_q_order(v, QOrderKind::kDescending, 3) == std::vector<int>{5, 4, 3, 2});
+  CHECK(make_q_order(v, QOrderKind::kDescending, 1) == std::vector<int>{3, 2, 5, 4});
+  CHECK(make_q_order(v, QOrderKind::kTwoPhase, 2) == std::vector<int>{4, 5, 3, 2});
+}
+
+TEST_CASE("first-come evaluator equals simulate() on its own schedule", "[search]") {
+  struct Case {
+    Problem problem;
+    int sms;
+    CostModel cost;
+    LaunchModel launch;
+  };
+  CostModel k0 = default_model(Problem{});
+  k0.dq_buffer = 0;
+  CostModel k2 = default_model(Problem{});
+  k2.dq_buffer = 2;
+  k2.latency = 1700;
+  Problem varlen = shape(3, 2, 0, 0, "causal");
+  varlen.seqlens_q = {384, 1000, 130};
+  varlen.seqlens_k = {384, 1000, 130};
+  std::vector<Case> const cases{
+      {shape(1, 2, 1024, 1024, "full"), 5, default_model(Problem{}), LaunchModel::kPersistent},
+      {shape(2, 2, 1152, 1152, "causal"), 7, k0, LaunchModel::kPersistent},
+      {shape(1, 3, 640, 1408, "causal"), 4, k2, LaunchModel::kPersistent},
+      {shape(1, 2, 1536, 1536, "window:300,100"), 6, default_model(Problem{}), LaunchModel::kPersistent},
+      {varlen, 5, default_model(Problem{}), LaunchModel::kPersistent},
+      {shape(1, 8, 768, 768, "causal", 2), 6, default_model(Problem{}), LaunchModel::kPersistent},
+      {shape(1, 2, 1024, 1024, "causal"), 3, default_model(Problem{}), LaunchModel::kDynamic},
+      {shape(1, 4, 512, 512, "full", 1), 5, k0, LaunchModel::kDynamic},
+  };
+  Rng rng(7);
+  for (auto const& c : cases) {
+    Machine const machine = machine_with_sms(c.sms);
+    PlanEvaluator ev(c.problem, machine, c.cost);
+    for (int trial = 0; trial < 6; ++trial) {
+      Plan const plan = random_plan(ev, c.sms, c.launch, rng);
+      ev.check_plan(plan);
+      Cycles const fast = ev.evaluate(plan);
+      Schedule const schedule = ev.to_schedule(plan, "search");
+      REQUIRE_NOTHROW(validate(c.problem, machine, schedule));
+      CAPTURE(to_string(c.problem.mask), c.sms, c.cost.dq_buffer, to_string(c.launch), trial);
+      CHECK(simulate(c.problem, machine, c.cost, schedule).makespan == fast);
+      CHECK(simulate_events(c.problem, machine, c.cost, schedule) == fast);
+      CHECK(ev.evaluate_detailed(plan).makespan == fast);
+    }
+  }
+}
+
+TEST_CASE("packing bound: equal items cannot beat ceil(items / SMs) of them", "[search]") {
+  // 5 KV tiles of one head, full mask, 2 SMs, paper model (k = 0: c + r per step on the SM).
+  Problem p = shape(1, 1, 256, 640, "full");
+  PlanEvaluator ev(p, machine_with_sms(2), paper_model(10, 3));
+  // 4 Q tiles per item, 13 per step: an SM runs 3 items = 12 steps = 156.
+  CHECK(packing_bound(ev) == 156);
+  PlanEvaluator ev3(p, machine_with_sms(3), paper_model(10, 3));
+  CHECK(packing_bound(ev3) == 104);  // 2 items on the fullest of 3 SMs
+}
+
+TEST_CASE("search never loses to a named strategy and reports a valid schedule", "[search]") {
+  struct Case {
+    Problem problem;
+    Machine machine;
+  };
+  std::vector<Case> const cases{
+      {shape(1, 4, 2048, 2048, "causal"), machine_with_sms(20)},
+      {shape(2, 3, 1664, 1664, "full"), machine_with_sms(13)},
+      {shape(1, 4, 1024, 2048, "causal"), machine_with_sms(9)},
+      {shape(1, 8, 1024, 1024, "causal", 1), machine_with_sms(16)},
+  };
+  for (auto const& c : cases) {
+    CostModel const cost = default_model(c.problem);
+    SearchOptions options;
+    options.max_evaluations = 400;
+    SearchResult const r = search(c.problem, c.machine, cost, options);
+    CAPTURE(to_string(c.problem.mask), c.machine.sms, r.makespan, r.best_named_makespan, r.lower_bound);
+    REQUIRE_NOTHROW(validate(c.problem, c.machine, r.schedule));
+    CHECK(simulate(c.problem, c.machine, cost, r.schedule).makespan == r.makespan);
+    CHECK(r.makespan <= r.best_named_makespan);
+    CHECK(r.makespan >= r.lower_bound);
+    CHECK(r.lower_bound >= compute_bounds(c.problem, c.machine, cost).lower());
+    CHECK(r.stats.model_mismatch == 0);
+    CHECK(r.schedule.strategy == "search");
+    CHECK(r.gap == Approx(gap_to_bound(r.makespan, r.lower_bound)));
+  }
+}
+
+TEST_CASE("search: same seed, same answer, whatever the thread count", "[search]") {
+  Problem const p = shape(1, 6, 2304, 2304, "causal");
+  Machine const m = machine_with_sms(17);
+  CostModel const cost = default_model(p);
+  SearchOptions options;
+  options.seed = 42;
+  options.max_evaluations = 300;
+  options.threads = 1;
+  SearchResult const one = search(p, m, cost, options);
+  options.threads = 2;
+  SearchResult const two = search(p, m, cost, options);
+  CHECK(one.makespan == two.makespan);
+  CHECK(one.schedule == two.schedule);
+  CHECK(one.stats.evaluations == two.stats.evaluations);
+}
+
+TEST_CASE("search certifies small instances optimal", "[search]") {
+  for (char const* mask : {"full", "causal"}) {
+    for (int kv : {2, 3, 5, 6}) {
+      Problem const p = shape(1, 2, kv * 128, kv * 128, mask);
+      Machine const m = machine_preset("h200");
+      SearchOptions options;
+      options.max_evaluations = 2000;
+      SearchResult const r = search(p, m, default_model(p), options);
+      CAPTURE(mask, kv, r.makespan, r.lower_bound, r.certificate);
+      CHECK(r.optimal);
+      CHECK(!r.certificate.empty());
+      CHECK(r.makespan <= r.best_named_makespan);
+    }
+  }
+}
+
+TEST_CASE("exact enumeration covers the documented space", "[search]") {
+  // 2 KV tiles x 2 heads, causal: items of 4 and 2 Q tiles; 3 kinds x rotations, deduplicated.
+  Problem const p = shape(1, 2, 256, 256, "causal");
+  PlanEvaluator ev(p, machine_with_sms(8), default_model(p));
+  ExactResult const r = exact_search(ev, LaunchModel::kPersistent, 0, 0);
+  CHECK(r.complete);
+  // Item 0 sees 4 Q tiles: 4 + 4 + 4 orders minus duplicates; item 1 sees 2: 2 orders.
+  CHECK(r.nodes > 1);
+  REQUIRE(r.plan.has_value());
+  CHECK(r.makespan == ev.evaluate(*r.plan));
+  ExactResult const limited = exact_search(ev, LaunchModel::kPersistent, 0, 0, 3);
+  CHECK_FALSE(limited.complete);
+}
+
+TEST_CASE("2-CTA mode: an equivalent problem with half the reductions", "[search]") {
+  Problem const p = shape(1, 4, 2048, 2048, "full");
+  Machine const m = machine_with_sms(32);
+  CostModel const cost = default_model(p);
+  auto const view = pair_view(p, m, cost);
+  REQUIRE(view.has_value());
+  CHECK(view->problem.tile_n == 256);
+  CHECK(view->machine.sms == 16);
+  CHECK(view->cost.compute == cost.compute + cost.dsmem);
+  // One dQ contribution per (pair, Q tile): half the steps, so half the reductions.
+  Schedule const single = make_strategy("shift", p, m);
+  Schedule const paired = make_strategy("shift", view->problem, view->machine);
+  CHECK(2 * count_steps(paired) == count_steps(single));
+  SearchOptions options;
+  options.max_evaluations = 100;
+  options.pair = true;
+  SearchResult const r = search(p, m, cost, options);
+  REQUIRE(r.pair.has_value());
+  CHECK(r.pair->makespan >= r.pair->lower_bound);
+  CHECK_NOTHROW(validate(r.pair->problem, r.pair->machine, r.pair->schedule));
+  CHECK_FALSE(pair_view(p, machine_with_sms(1), cost).has_value());
+  Problem wide = p;
+  wide.tile_n = 256;
+  CHECK_FALSE(pair_view(wide, m, cost).has_value());
+}
+
+TEST_CASE("search refuses bad options with a user error", "[search]") {
+  Problem const p = shape(1, 1, 512, 512, "full");
+  Machine const m = machine_with_sms(4);
+  SearchOptions bad;
+  bad.threads = 0;
+  CHECK_THROWS_AS(search(p, m, default_model(p), bad), dash::UserError);
+  bad = SearchOptions{};
+  bad.budget_ms = -1;
+  CHECK_THROWS_AS(search(p, m, default_model(p), bad), dash::UserError);
+}
