@@ -1,15 +1,128 @@
-// Placeholder until the real `compare` subcommand lands.
-#include <CLI/CLI.hpp>
+// dash compare: every named strategy (plus a --schedule file) on one problem, side by side.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/bounds.h"
 #include "dagsim/error.h"
+#include "dagsim/simulate.h"
+#include "dagsim/strategies.h"
+#include "dagsim/validate.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace dash::cli {
+namespace {
+
+struct CompareOptions {
+  CommonOptions common;
+};
+
+struct Record {
+  std::string name;
+  std::string refused;  ///< why the strategy produced no schedule here (empty when it did)
+  sim::Schedule schedule;
+  std::optional<sim::SimResult> result;
+};
+
+Record evaluate(std::string const& name, Resolved const& resolved, std::optional<sim::Schedule> given) {
+  Record record;
+  record.name = name;
+  try {
+    record.schedule = given ? *given
+                            : sim::make_strategy(name, resolved.problem, resolved.machine, resolved.launch);
+    sim::validate(resolved.problem, resolved.machine, record.schedule);
+  } catch (UserError const& e) {
+    // A strategy outside its premise may refuse; the others still deserve a comparison. A given
+    // file that fails is the user's mistake and stops the command.
+    if (given) throw;
+    record.refused = e.what();
+    return record;
+  }
+  record.result = sim::simulate(resolved.problem, resolved.machine, resolved.cost, record.schedule);
+  return record;
+}
+
+void run_compare(CompareOptions const& opts) {
+  CommonOptions const& o = opts.common;
+  Resolved const resolved = resolve(o);
+  sim::Bounds const bounds = sim::compute_bounds(resolved.problem, resolved.machine, resolved.cost);
+  std::vector<Record> records;
+  for (auto const& name : sim::strategy_names()) records.push_back(evaluate(name, resolved, std::nullopt));
+  if (resolved.document) {
+    auto const& file = resolved.document->schedule;
+    records.push_back(evaluate(fmt::format("{} (file)", file.strategy), resolved, file));
+  }
+  std::optional<sim::Cycles> fa3;
+  Record const* best = nullptr;
+  for (auto const& r : records) {
+    if (!r.result) continue;
+    if (r.name == "fa3") fa3 = r.result->makespan;
+    if (best == nullptr || r.result->makespan < best->result->makespan) best = &r;
+  }
+  if (best == nullptr) user_error("no strategy produced a schedule for {}", describe(resolved.problem));
+  write_outputs(o, resolved, best->schedule, *best->result,
+                fmt::format("best: {} on {}: {}", best->name, describe(resolved.machine),
+                            describe(resolved.problem)));
+
+  auto speedup = [&](sim::Cycles makespan) -> std::optional<double> {
+    if (!fa3 || makespan <= 0) return std::nullopt;
+    return static_cast<double>(*fa3) / static_cast<double>(makespan);
+  };
+  if (o.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (auto const& r : records) {
+      nlohmann::json j = {{"strategy", r.name}, {"valid", r.result.has_value()}};
+      if (!r.result) {
+        j["refused"] = r.refused;
+      } else {
+        auto const s = speedup(r.result->makespan);
+        j["makespan"] = r.result->makespan;
+        j["speedup_vs_fa3"] = s ? nlohmann::json(*s) : nlohmann::json();
+        j["lower_bound"] = bounds.lower();
+        j["gap"] = sim::gap_to_bound(r.result->makespan, bounds.lower());
+        j["utilization"] = r.result->utilization(resolved.machine.sms);
+        j["steps"] = r.result->steps;
+        j["best"] = &r == best;
+      }
+      list.push_back(std::move(j));
+    }
+    std::puts(list.dump(2).c_str());
+    return;
+  }
+  std::string out = fmt::format("{} on {}, {} launch\nlower bound {} cycles (work {}, chain {})\n\n",
+                                describe(resolved.problem), describe(resolved.machine),
+                                sim::to_string(resolved.launch), bounds.lower(), bounds.work, bounds.chain);
+  out += fmt::format("{:<22} {:>14} {:>9} {:>9} {:>9}\n", "strategy", "makespan", "vs fa3", "gap", "util");
+  for (auto const& r : records) {
+    if (!r.result) {
+      out += fmt::format("{:<22} refused: {}\n", r.name, r.refused);
+      continue;
+    }
+    auto const s = speedup(r.result->makespan);
+    out += fmt::format("{:<22} {:>14} {:>9} {:>8.2f}% {:>8.2f}%{}\n", r.name, r.result->makespan,
+                       s ? fmt::format("{:.3f}x", *s) : std::string("-"),
+                       100.0 * sim::gap_to_bound(r.result->makespan, bounds.lower()),
+                       100.0 * r.result->utilization(resolved.machine.sms), &r == best ? "  <- best" : "");
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+}  // namespace
 
 void setup_compare(CLI::App& app) {
-  auto* sub = app.add_subcommand("compare", "compare (not built yet)");
-  sub->allow_extras();
-  sub->callback([] { throw dash::UserError("compare is not built yet"); });
+  auto opts = std::make_shared<CompareOptions>();
+  auto* sub = app.add_subcommand("compare", "simulate every named strategy (and --schedule FILE) side by side");
+  add_common_flags(*sub, opts->common, FlagSet{.strategy = false});
+  sub->callback([sub, opts] {
+    record_given(*sub, opts->common);
+    run_compare(*opts);
+  });
 }
 
 }  // namespace dash::cli

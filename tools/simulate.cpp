@@ -1,15 +1,157 @@
-// Placeholder until the real `simulate` subcommand lands.
-#include <CLI/CLI.hpp>
+// dash simulate: validate one schedule (a named strategy or a file), then simulate it.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
-#include "dagsim/error.h"
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/bounds.h"
+#include "dagsim/simulate.h"
+#include "dagsim/trace.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace dash::cli {
+namespace {
+
+struct SimulateOptions {
+  CommonOptions common;
+};
+
+struct Spread {
+  sim::Cycles min = 0;
+  double mean = 0.0;
+  sim::Cycles max = 0;
+};
+
+template <typename Field>
+Spread spread_of(std::vector<sim::CtaStats> const& ctas, Field field) {
+  Spread s;
+  if (ctas.empty()) return s;
+  s.min = s.max = field(ctas.front());
+  double total = 0.0;
+  for (auto const& c : ctas) {
+    sim::Cycles const v = field(c);
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    total += static_cast<double>(v);
+  }
+  s.mean = total / static_cast<double>(ctas.size());
+  return s;
+}
+
+nlohmann::json to_json(Spread const& s) {
+  return {{"min", s.min}, {"mean", s.mean}, {"max", s.max}};
+}
+
+/// The first and last few nodes of the critical path: where it starts and how it ends.
+std::string path_excerpt(sim::SimResult const& result, std::size_t each_end) {
+  auto const& path = result.critical_path;
+  auto label = [&](int id) { return sim::node_label(result.dag.nodes[static_cast<std::size_t>(id)]); };
+  std::string out;
+  for (std::size_t k = 0; k < path.size(); ++k) {
+    if (path.size() > 2 * each_end && k == each_end) {
+      out += " -> ...";
+      k = path.size() - each_end;
+    }
+    if (!out.empty()) out += " -> ";
+    out += label(path[k]);
+  }
+  return out;
+}
+
+void run_simulate(SimulateOptions const& opts) {
+  CommonOptions const& o = opts.common;
+  Resolved const resolved = resolve(o);
+  sim::Schedule const schedule = chosen_schedule(o, resolved);
+  sim::SimResult const result = sim::simulate(resolved.problem, resolved.machine, resolved.cost, schedule);
+  sim::Bounds const bounds = sim::compute_bounds(resolved.problem, resolved.machine, resolved.cost);
+  std::string const title = fmt::format("{} on {}: {}", schedule.strategy, describe(resolved.machine),
+                                        describe(resolved.problem));
+  write_outputs(o, resolved, schedule, result, title);
+
+  double const gap = sim::gap_to_bound(result.makespan, bounds.lower());
+  double const utilization = result.utilization(resolved.machine.sms);
+  auto const busy = spread_of(result.ctas, [](sim::CtaStats const& c) { return c.busy; });
+  auto const waiting = spread_of(result.ctas, [](sim::CtaStats const& c) { return c.waiting; });
+  auto const idle = spread_of(result.ctas, [](sim::CtaStats const& c) { return c.idle; });
+  std::int64_t path_compute = 0;
+  for (int const id : result.critical_path) {
+    path_compute += result.dag.nodes[static_cast<std::size_t>(id)].kind == sim::NodeKind::kCompute;
+  }
+  auto const path_nodes = static_cast<std::int64_t>(result.critical_path.size());
+
+  if (o.json) {
+    nlohmann::json j = {
+        {"strategy", schedule.strategy},
+        {"valid", true},
+        {"machine", {{"name", resolved.machine.name}, {"sms", resolved.machine.sms}}},
+        {"problem", describe(resolved.problem)},
+        {"launch", sim::to_string(resolved.launch)},
+        {"model",
+         {{"c", resolved.cost.compute},
+          {"r", resolved.cost.reduce},
+          {"latency", resolved.cost.latency},
+          {"dq_buffer", resolved.cost.dq_buffer},
+          {"proportional", resolved.cost.proportional}}},
+        {"steps", result.steps},
+        {"ctas", result.ctas.size()},
+        {"makespan", result.makespan},
+        {"lower_bound", bounds.lower()},
+        {"work_bound", bounds.work},
+        {"chain_bound", bounds.chain},
+        {"gap", gap},
+        {"utilization", utilization},
+        {"cta_busy", to_json(busy)},
+        {"cta_waiting", to_json(waiting)},
+        {"cta_idle", to_json(idle)},
+        {"critical_path_nodes", path_nodes},
+        {"critical_path_compute_nodes", path_compute},
+        {"critical_path_excerpt", path_excerpt(result, 3)},
+    };
+    std::puts(j.dump(2).c_str());
+    return;
+  }
+  std::string out;
+  auto line = [&out](std::string const& text) { out += text + '\n'; };
+  line(fmt::format("strategy      {} ({} launch, {} CTAs)", schedule.strategy,
+                   sim::to_string(resolved.launch), result.ctas.size()));
+  line(fmt::format("machine       {}", describe(resolved.machine)));
+  line(fmt::format("problem       {}", describe(resolved.problem)));
+  line(fmt::format("model         c={} r={} L={} k={}{}", resolved.cost.compute, resolved.cost.reduce,
+                   resolved.cost.latency, resolved.cost.dq_buffer,
+                   resolved.cost.proportional ? ", masked steps proportional" : ""));
+  line(fmt::format("steps         {}", result.steps));
+  line("");
+  line(fmt::format("makespan      {:>14} cycles", result.makespan));
+  line(fmt::format("lower bound   {:>14} cycles (work {}, chain {})", bounds.lower(), bounds.work, bounds.chain));
+  line(fmt::format("gap           {:>13.2f}%", 100.0 * gap));
+  line(fmt::format("utilization   {:>13.2f}%", 100.0 * utilization));
+  line("");
+  line(fmt::format("per CTA       {:>14} {:>14} {:>14}", "min", "mean", "max"));
+  for (auto const& [name, s] : {std::pair{"busy", busy}, std::pair{"waiting", waiting}, std::pair{"idle", idle}}) {
+    line(fmt::format("  {:<11} {:>14} {:>14.0f} {:>14}", name, s.min, s.mean, s.max));
+  }
+  line("");
+  line(fmt::format("critical path {} nodes ({} compute, {} reduce)", path_nodes, path_compute,
+                   path_nodes - path_compute));
+  line(fmt::format("  {}", path_excerpt(result, 3)));
+  std::fputs(out.c_str(), stdout);
+}
+
+}  // namespace
 
 void setup_simulate(CLI::App& app) {
-  auto* sub = app.add_subcommand("simulate", "simulate (not built yet)");
-  sub->allow_extras();
-  sub->callback([] { throw dash::UserError("simulate is not built yet"); });
+  auto opts = std::make_shared<SimulateOptions>();
+  auto* sub = app.add_subcommand("simulate", "validate and simulate one schedule; print makespan, bound, gap");
+  add_common_flags(*sub, opts->common);
+  sub->callback([sub, opts] {
+    record_given(*sub, opts->common);
+    run_simulate(*opts);
+  });
 }
 
 }  // namespace dash::cli

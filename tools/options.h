@@ -1,0 +1,98 @@
+#pragma once
+// The flags every schedule-facing subcommand shares (simulate, compare, bounds, validate, and
+// search / generate / bench): the problem, the machine, the cost model and where the schedule
+// comes from. setup adds them to a subcommand; resolve turns them into validated values.
+#include <optional>
+#include <set>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "dagsim/cost_model.h"
+#include "dagsim/machine.h"
+#include "dagsim/problem.h"
+#include "dagsim/schedule.h"
+#include "dagsim/schedule_io.h"
+#include "dagsim/simulate.h"
+#include "dagsim/units.h"
+
+namespace dash::cli {
+
+/// Raw flag values as typed; `given` names the flags that were on the command line (without
+/// dashes), so explicit values can be told from defaults.
+struct CommonOptions {
+  // Problem.
+  int batch = 1;
+  int heads = 16;
+  int kv_heads = 0;  ///< 0: same as heads
+  int seqlen = 8192;
+  int seqlen_k = 0;  ///< 0: same as seqlen
+  std::string seqlens;    ///< varlen q lengths, comma-separated
+  std::string seqlens_k;  ///< varlen k lengths; empty: same as seqlens
+  int head_dim = 128;
+  int tile_m = 64;
+  int tile_n = 128;
+  std::string mask = "causal";
+  // Machine.
+  std::string gpu = "h200";
+  int sms = 0;
+  // Schedule source and outputs.
+  std::string strategy = "fa3";
+  std::string schedule_file;
+  std::string schedule_out;
+  std::string launch = "persistent";
+  // Cost model.
+  std::string model = "default";
+  sim::Cycles c = 0;
+  sim::Cycles r = 0;
+  sim::Cycles latency = 0;
+  int dq_buffer = 0;
+  // Output.
+  bool json = false;
+  std::string trace;
+  std::string svg;
+
+  std::set<std::string> given;
+  [[nodiscard]] bool has(std::string const& flag) const { return given.count(flag) > 0; }
+};
+
+/// Which groups of flags a subcommand takes.
+struct FlagSet {
+  bool strategy = true;  ///< --strategy
+  bool schedule = true;  ///< --schedule/--schedule-out/--launch
+  bool timeline = true;  ///< --trace/--svg
+};
+
+void add_common_flags(CLI::App& sub, CommonOptions& opts, FlagSet flags = {});
+
+/// Records which flags were given; call first thing in the subcommand's callback.
+void record_given(CLI::App const& sub, CommonOptions& opts);
+
+/// Everything a subcommand needs, validated. With --schedule FILE the problem, machine and launch
+/// come from the file and explicit flags must agree with it.
+struct Resolved {
+  sim::Problem problem;
+  sim::Machine machine;
+  sim::CostModel cost;
+  sim::LaunchModel launch = sim::LaunchModel::kPersistent;
+  std::optional<sim::ScheduleDocument> document;  ///< set when --schedule FILE was given
+};
+
+Resolved resolve(CommonOptions const& opts);
+
+/// The schedule to run: the file's, or the named strategy's (validated either way).
+sim::Schedule chosen_schedule(CommonOptions const& opts, Resolved const& resolved);
+
+/// Writes what --schedule-out, --trace and --svg ask for (each atomically). `title` heads traces.
+void write_outputs(CommonOptions const& opts, Resolved const& resolved,
+                   sim::Schedule const& schedule, sim::SimResult const& result,
+                   std::string const& title);
+
+/// Comma-separated positive integers ("512,1024,4096"); UserError naming the flag otherwise.
+std::vector<int> parse_int_list(std::string const& text, std::string const& flag);
+
+/// "h200 (132 SMs)", "b=1 h=16 s=8192 d=128 tile 64x128 causal" — one-line descriptions.
+std::string describe(sim::Machine const& machine);
+std::string describe(sim::Problem const& problem);
+
+}  // namespace dash::cli
