@@ -1,0 +1,57 @@
+#include "codegen/kernel_spec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "dagsim/error.h"
+
+namespace dash::codegen {
+
+// Strict: a missing key is an error, so a spec never silently takes a default it was not made with.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkForm, kind, head_fastest, reverse, begin, items)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(QOrderForm, kind, mult, offset, item_row, row_begin, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankForm, kind, mult, offset, modulus, div, tile_row, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleForm, name, work, q_order, dq_rank, dkv_rank, q_lo, q_hi,
+                                   kv_lo, kv_hi)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSpec, format_version, gpu, sms, batch, q_heads, kv_heads,
+                                   seqlen_q, seqlen_k, head_dim, tile_m, tile_n, q_tiles, kv_tiles,
+                                   mask, window_left, window_right, dtype, launch, grid, strategy,
+                                   form, schedule_hash)
+
+std::uint64_t fnv1a64(std::string const& bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char const ch : bytes) {
+    hash ^= static_cast<unsigned char>(ch);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string hex64(std::uint64_t value) { return fmt::format("{:016x}", value); }
+
+std::string to_json(KernelSpec const& spec) {
+  // nlohmann's object is a std::map: keys come out sorted, dump() without indent is compact.
+  return nlohmann::json(spec).dump();
+}
+
+KernelSpec spec_from_json(std::string const& text) {
+  try {
+    return nlohmann::json::parse(text).get<KernelSpec>();
+  } catch (nlohmann::json::exception const& e) {
+    user_error("malformed kernel spec: {}", e.what());
+  }
+}
+
+std::string spec_hash(KernelSpec const& spec) { return hex64(fnv1a64(to_json(spec))); }
+
+std::string spec_name(KernelSpec const& spec) {
+  std::string strategy;
+  for (char const ch : spec.strategy) {
+    bool const safe = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+    strategy += safe ? ch : '_';
+  }
+  return fmt::format("d{}_{}_s{}x{}_h{}_b{}_{}_{}", spec.head_dim, spec.mask, spec.seqlen_q,
+                     spec.seqlen_k, spec.q_heads, spec.batch, strategy,
+                     spec_hash(spec).substr(0, 8));
+}
+
+}  // namespace dash::codegen

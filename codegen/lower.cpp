@@ -1,0 +1,291 @@
+#include "codegen/lower.h"
+
+#include <map>
+#include <vector>
+
+#include "codegen/specialize.h"
+#include "codegen/verify.h"
+#include "dagsim/error.h"
+#include "dagsim/validate.h"
+
+namespace dash::codegen {
+
+namespace {
+
+// Tables are embedded as source text: beyond this a generated file stops being reviewable or fast
+// to compile, and int offsets could overflow.
+constexpr std::size_t kMaxTableEntries = std::size_t{1} << 22;
+
+QOrderForm q_form(char const* kind) {
+  QOrderForm q;
+  q.kind = kind;
+  return q;
+}
+
+RankForm rank_form(char const* kind) {
+  RankForm r;
+  r.kind = kind;
+  return r;
+}
+
+int mod(int a, int m) { return ((a % m) + m) % m; }
+
+/// Rows deduplicated in order of first appearance (deterministic).
+struct RowPool {
+  std::map<std::vector<int>, int> index;
+  std::vector<std::vector<int>> rows;
+  int add(std::vector<int> const& row) {
+    auto const [it, inserted] = index.emplace(row, static_cast<int>(rows.size()));
+    if (inserted) rows.push_back(row);
+    return it->second;
+  }
+};
+
+KernelSpec spec_header(sim::Problem const& problem, sim::Machine const& machine,
+                       sim::Schedule const& schedule, std::string const& dtype) {
+  KernelSpec spec;
+  spec.gpu = machine.name;
+  spec.sms = machine.sms;
+  spec.batch = problem.batch;
+  spec.q_heads = problem.q_heads;
+  spec.kv_heads = problem.kv_heads;
+  spec.seqlen_q = problem.seqlen_q;
+  spec.seqlen_k = problem.seqlen_k;
+  spec.head_dim = problem.head_dim;
+  spec.tile_m = problem.tile_m;
+  spec.tile_n = problem.tile_n;
+  spec.q_tiles = problem.q_tiles(0);
+  spec.kv_tiles = problem.kv_tiles(0);
+  spec.mask = problem.mask.kind == sim::MaskKind::kFull     ? "full"
+              : problem.mask.kind == sim::MaskKind::kCausal ? "causal"
+                                                            : "window";
+  if (problem.mask.kind == sim::MaskKind::kWindow) {
+    spec.window_left = problem.mask.left;
+    spec.window_right = problem.mask.right;
+  }
+  spec.dtype = dtype;
+  spec.launch = sim::to_string(schedule.launch);
+  spec.grid = static_cast<int>(schedule.ctas.size());
+  spec.strategy = schedule.strategy;
+  spec.schedule_hash = hex64(protocol_schedule_hash(schedule));
+  return spec;
+}
+
+/// Visible ranges; returns false when some KV tile's Q tiles (or a Q tile's KV tiles) are not
+/// contiguous, which no closed form here can follow.
+bool fill_ranges(sim::Problem const& problem, ScheduleForm& form) {
+  int const m = problem.q_tiles(0);
+  int const n = problem.kv_tiles(0);
+  form.q_lo.assign(n, 0);
+  form.q_hi.assign(n, -1);
+  form.kv_lo.assign(m, 0);
+  form.kv_hi.assign(m, -1);
+  std::vector<int> q_count(n, 0), kv_count(m, 0);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (!problem.is_visible(0, i, j)) continue;
+      if (q_count[j]++ == 0) form.q_lo[j] = i;
+      form.q_hi[j] = i;
+      if (kv_count[i]++ == 0) form.kv_lo[i] = j;
+      form.kv_hi[i] = j;
+    }
+  }
+  bool contiguous = true;
+  for (int j = 0; j < n; ++j) contiguous = contiguous && q_count[j] == form.q_hi[j] - form.q_lo[j] + 1;
+  for (int i = 0; i < m; ++i) contiguous = contiguous && kv_count[i] == form.kv_hi[i] - form.kv_lo[i] + 1;
+  return contiguous;
+}
+
+WorkForm work_table(KernelSpec const& spec, sim::Schedule const& schedule) {
+  WorkForm work;
+  work.kind = "table";
+  work.begin.push_back(0);
+  for (auto const& cta : schedule.ctas) {
+    for (auto const& item : cta.items) {
+      work.items.push_back((item.batch * spec.q_heads + item.head) * spec.kv_tiles + item.kv_tile);
+    }
+    work.begin.push_back(static_cast<int>(work.items.size()));
+  }
+  return work;
+}
+
+QOrderForm q_table(KernelSpec const& spec, sim::Schedule const& schedule) {
+  QOrderForm q;
+  q.kind = "table";
+  int const items = spec.batch * spec.q_heads * spec.kv_tiles;
+  std::vector<std::vector<int> const*> walk(items, nullptr);
+  for (auto const& cta : schedule.ctas) {
+    for (auto const& item : cta.items) {
+      walk[(item.batch * spec.q_heads + item.head) * spec.kv_tiles + item.kv_tile] = &item.q_order;
+    }
+  }
+  RowPool pool;
+  static std::vector<int> const kEmpty;
+  q.item_row.reserve(items);
+  for (auto const* row : walk) q.item_row.push_back(pool.add(row != nullptr ? *row : kEmpty));
+  q.row_begin.push_back(0);
+  for (auto const& row : pool.rows) {
+    q.rows.insert(q.rows.end(), row.begin(), row.end());
+    q.row_begin.push_back(static_cast<int>(q.rows.size()));
+  }
+  return q;
+}
+
+RankForm rank_table(std::vector<std::vector<int>> const& order, int row_len) {
+  RankForm r;
+  r.kind = "table";
+  RowPool pool;
+  for (auto const& contributors : order) {
+    std::vector<int> row(row_len, -1);
+    for (int rank = 0; rank < static_cast<int>(contributors.size()); ++rank) {
+      row[contributors[rank] % row_len] = rank;
+    }
+    r.tile_row.push_back(pool.add(row));
+  }
+  for (auto const& row : pool.rows) r.rows.insert(r.rows.end(), row.begin(), row.end());
+  return r;
+}
+
+WorkForm closed_work(KernelSpec const& spec, sim::Schedule const& schedule) {
+  for (int const head_fastest : {0, 1}) {
+    for (int const reverse : {0, 1}) {
+      WorkForm work;
+      work.kind = "strided";
+      work.head_fastest = head_fastest;
+      work.reverse = reverse;
+      if (work_mismatch(spec, work, schedule).empty()) return work;
+    }
+  }
+  return work_table(spec, schedule);
+}
+
+/// Rotate parameters read off the walks of KV tiles 0 and 1; verification decides if they hold.
+QOrderForm rotate_guess(ScheduleForm const& form, sim::Schedule const& schedule) {
+  QOrderForm q;
+  q.kind = "rotate";
+  std::vector<int> first(form.q_lo.size(), -1);
+  for (auto const& cta : schedule.ctas) {
+    for (auto const& item : cta.items) {
+      if (!item.q_order.empty() && first[item.kv_tile] < 0) first[item.kv_tile] = item.q_order[0];
+    }
+  }
+  if (first.empty() || first[0] < 0) return q;
+  q.offset = first[0] - form.q_lo[0];
+  if (first.size() > 1 && first[1] >= 0) {
+    q.mult = mod(first[1] - form.q_lo[1] - q.offset, form.q_hi[1] - form.q_lo[1] + 1);
+  }
+  return q;
+}
+
+ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
+                        sim::Schedule const& schedule) {
+  ScheduleForm form;
+  bool const contiguous = fill_ranges(problem, form);
+  form.work = closed_work(spec, schedule);
+
+  std::vector<QOrderForm> q_candidates;
+  if (contiguous) {
+    q_candidates.push_back(q_form("ascending"));
+    q_candidates.push_back(q_form("descending"));
+    q_candidates.push_back(rotate_guess(form, schedule));
+  }
+  form.q_order = q_table(spec, schedule);
+  for (auto const& candidate : q_candidates) {
+    ScheduleForm trial = form;
+    trial.q_order = candidate;
+    if (q_order_mismatch(spec, trial, schedule).empty()) {
+      form.q_order = candidate;
+      break;
+    }
+  }
+
+  std::vector<RankForm> rank_candidates;
+  if (contiguous) {
+    rank_candidates.push_back(rank_form("ascending"));
+    rank_candidates.push_back(rank_form("descending"));
+    if (form.q_order.kind == "rotate") {
+      for (int const div : {1, form.q_order.mult}) {
+        if (div <= 0) continue;
+        RankForm rotate = rank_form("rotate");
+        rotate.mult = form.q_order.mult;
+        rotate.offset = form.q_order.offset;
+        rotate.modulus = spec.q_tiles;
+        rotate.div = div;
+        rank_candidates.push_back(rotate);
+      }
+    }
+  }
+  form.dq_rank = rank_table(schedule.dq_order, spec.kv_tiles);
+  for (auto const& candidate : rank_candidates) {
+    ScheduleForm trial = form;
+    trial.dq_rank = candidate;
+    if (dq_rank_mismatch(spec, trial, schedule).empty()) {
+      form.dq_rank = candidate;
+      break;
+    }
+  }
+
+  if (problem.is_gqa()) {
+    form.dkv_rank = rank_table(schedule.dkv_order, problem.group_size());
+    for (char const* kind : {"ascending", "descending"}) {
+      ScheduleForm trial = form;
+      trial.dkv_rank = rank_form(kind);
+      if (dkv_rank_mismatch(spec, trial, schedule).empty()) {
+        form.dkv_rank = trial.dkv_rank;
+        break;
+      }
+    }
+  } else {
+    form.dkv_rank = rank_form("none");
+  }
+
+  bool const any_table = form.work.kind == "table" || form.q_order.kind == "table" ||
+                         form.dq_rank.kind == "table" || form.dkv_rank.kind == "table";
+  bool const all_table = form.work.kind == "table" && form.q_order.kind == "table" &&
+                         form.dq_rank.kind == "table" &&
+                         (form.dkv_rank.kind == "table" || form.dkv_rank.kind == "none");
+  form.name = all_table ? "table" : any_table ? spec.strategy + "+table" : spec.strategy;
+  return form;
+}
+
+std::size_t table_entries(ScheduleForm const& form) {
+  return form.work.items.size() + form.q_order.rows.size() + form.q_order.item_row.size() +
+         form.dq_rank.rows.size() + form.dq_rank.tile_row.size() + form.dkv_rank.rows.size() +
+         form.dkv_rank.tile_row.size();
+}
+
+}  // namespace
+
+ScheduleForm table_form(KernelSpec const& spec, sim::Schedule const& schedule) {
+  ScheduleForm form = spec.form;
+  form.name = "table";
+  form.work = work_table(spec, schedule);
+  form.q_order = q_table(spec, schedule);
+  form.dq_rank = rank_table(schedule.dq_order, spec.kv_tiles);
+  form.dkv_rank = spec.q_heads == spec.kv_heads
+                      ? rank_form("none")
+                      : rank_table(schedule.dkv_order, spec.q_heads / spec.kv_heads);
+  return form;
+}
+
+KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
+                 sim::Schedule const& schedule, std::string const& dtype) {
+  sim::validate(problem, machine, schedule);
+  if (!problem.seqlens_q.empty() || !problem.seqlens_k.empty()) {
+    user_error("generate: varlen problems have no specialized kernel (use the generic kernel)");
+  }
+  if (dtype != "bf16" && dtype != "fp16") {
+    user_error("unknown dtype '{}': expected bf16 or fp16", dtype);
+  }
+  KernelSpec spec = spec_header(problem, machine, schedule, dtype);
+  spec.form = lower_form(spec, problem, schedule);
+  if (table_entries(spec.form) > kMaxTableEntries) {
+    user_error("generate: the schedule needs {} table entries (limit {}); use the generic kernel",
+               table_entries(spec.form), kMaxTableEntries);
+  }
+  // Every part was verified on its own; the whole must hold too (tables are built, not checked).
+  DASH_ASSERT(form_mismatch(spec, schedule).empty());
+  return spec;
+}
+
+}  // namespace dash::codegen

@@ -1,0 +1,280 @@
+#include "codegen/specialize.h"
+
+#include <fmt/format.h>
+
+#include "codegen/forms_text.h"
+#include "dagsim/error.h"
+
+namespace dash::codegen {
+
+namespace {
+
+constexpr char const* kGenerator = "dash generate (dash::codegen, format 1)";
+
+void feed(std::uint64_t& hash, std::int64_t value) {
+  auto const bits = static_cast<std::uint64_t>(value);
+  for (int byte = 0; byte < 8; ++byte) {
+    hash ^= (bits >> (8 * byte)) & 0xffU;
+    hash *= 0x100000001b3ULL;
+  }
+}
+
+void feed_orders(std::uint64_t& hash, std::vector<std::vector<int>> const& orders) {
+  feed(hash, static_cast<std::int64_t>(orders.size()));
+  for (auto const& order : orders) {
+    feed(hash, static_cast<std::int64_t>(order.size()));
+    for (int const x : order) feed(hash, x);
+  }
+}
+
+/// `static __device__ const int name[N] = {...};`, 16 numbers a line.
+std::string int_array(std::string const& name, std::vector<int> const& values) {
+  std::string out = fmt::format("static __device__ const int {}[{}] = {{", name,
+                                values.empty() ? 1 : values.size());
+  if (values.empty()) out += "0";  // never read; a zero-length array is not C++
+  for (std::size_t n = 0; n < values.size(); ++n) {
+    if (n % 16 == 0) out += "\n   ";
+    out += fmt::format(" {},", values[n]);
+  }
+  out += "\n};\n";
+  return out;
+}
+
+void expect_params(HookSite const& hook, std::size_t count) {
+  if (hook.params.size() != count) {
+    user_error("template hook '{}' has {} parameters; the schedule protocol has {}", hook.name,
+               hook.params.size(), count);
+  }
+}
+
+std::string next_work_item_body(KernelSpec const& spec, HookSite const& hook) {
+  expect_params(hook, 3);
+  std::string const& cta = hook.params[1];
+  std::string const& k = hook.params[2];
+  int const items = spec.batch * spec.q_heads * spec.kv_tiles;
+  std::string call;
+  if (spec.form.work.kind == "strided") {
+    call = fmt::format("dash_cf_work_strided({}, {}, {}, {}, {}, {}, {}, {}, &b, &h, &j)", cta, k,
+                       spec.grid, items, spec.kv_tiles, spec.q_heads, spec.form.work.head_fastest,
+                       spec.form.work.reverse);
+  } else {
+    call = fmt::format(
+        "dash_cf_work_table({}, {}, {}, dash_gen_work_begin, dash_gen_work_items, {}, {}, &b, &h, "
+        "&j)",
+        cta, k, spec.grid, spec.kv_tiles, spec.q_heads);
+  }
+  return fmt::format(
+      "{{\n"
+      "  {} item;\n"
+      "  int b = 0, h = 0, j = 0;\n"
+      "  if ({} == 0) return item;  // batch = -1: none\n"
+      "  item.batch = b;\n"
+      "  item.head = h;\n"
+      "  item.kv_tile = j;\n"
+      "  item.num_steps = dash_gen_q_hi[j] - dash_gen_q_lo[j] + 1;\n"
+      "  // No generic tables here: both indices are the item's id (batch, head, kv tile).\n"
+      "  item.step_base = (b * {} + h) * {} + j;\n"
+      "  item.index = item.step_base;\n"
+      "  return item;\n"
+      "}}",
+      hook.return_type, call, spec.q_heads, spec.kv_tiles);
+}
+
+std::string q_tile_at_body(KernelSpec const& spec, HookSite const& hook) {
+  expect_params(hook, 3);
+  std::string const& item = hook.params[1];
+  std::string const& t = hook.params[2];
+  QOrderForm const& q = spec.form.q_order;
+  std::string expr;
+  if (q.kind == "ascending") {
+    expr = fmt::format("dash_cf_q_ascending(dash_gen_q_lo[{0}.kv_tile], {1})", item, t);
+  } else if (q.kind == "descending") {
+    expr = fmt::format("dash_cf_q_descending(dash_gen_q_hi[{0}.kv_tile], {1})", item, t);
+  } else if (q.kind == "rotate") {
+    expr = fmt::format(
+        "dash_cf_q_rotate(dash_gen_q_lo[{0}.kv_tile], dash_gen_q_hi[{0}.kv_tile], {0}.kv_tile, {2}, "
+        "{3}, {1})",
+        item, t, q.mult, q.offset);
+  } else {
+    expr = fmt::format(
+        "dash_cf_q_table(dash_gen_q_item_row, dash_gen_q_row_begin, dash_gen_q_rows, "
+        "{0}.step_base, {1})",
+        item, t);
+  }
+  return fmt::format("{{\n  (void){};\n  return {};\n}}", hook.params[0], expr);
+}
+
+std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
+  expect_params(hook, 4);
+  std::string const& item = hook.params[1];
+  std::string const& q_tile = hook.params[3];
+  RankForm const& r = spec.form.dq_rank;
+  std::string expr;
+  if (r.kind == "ascending") {
+    expr = fmt::format("dash_cf_rank_ascending(dash_gen_kv_lo[{1}], {0}.kv_tile)", item, q_tile);
+  } else if (r.kind == "descending") {
+    expr = fmt::format("dash_cf_rank_descending(dash_gen_kv_hi[{1}], {0}.kv_tile)", item, q_tile);
+  } else if (r.kind == "rotate") {
+    expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
+                       r.mult, r.offset, r.modulus, r.div);
+  } else {
+    expr = fmt::format(
+        "dash_cf_rank_table(dash_gen_dq_row, dash_gen_dq_rows, {2}, ({0}.batch * {3} + {0}.head) * "
+        "{4} + {1}, {0}.kv_tile)",
+        item, q_tile, spec.kv_tiles, spec.q_heads, spec.q_tiles);
+  }
+  return fmt::format("{{\n  (void){};\n  (void){};\n  return {};\n}}", hook.params[0],
+                     hook.params[2], expr);
+}
+
+std::string dkv_rank_body(KernelSpec const& spec, HookSite const& hook) {
+  expect_params(hook, 2);
+  std::string const& item = hook.params[1];
+  RankForm const& r = spec.form.dkv_rank;
+  int const group = spec.q_heads / spec.kv_heads;
+  if (r.kind == "none") {
+    return fmt::format("{{\n  (void){};\n  (void){};\n  return 0;  // q_heads == kv_heads: never called\n}}",
+                       hook.params[0], item);
+  }
+  std::string expr;
+  if (r.kind == "ascending") {
+    expr = fmt::format("dash_cf_dkv_ascending({}.head, {})", item, group);
+  } else if (r.kind == "descending") {
+    expr = fmt::format("dash_cf_dkv_descending({}.head, {})", item, group);
+  } else {
+    expr = fmt::format(
+        "dash_cf_dkv_table(dash_gen_dkv_row, dash_gen_dkv_rows, {1}, ({0}.batch * {2} + {0}.head / "
+        "{1}) * {3} + {0}.kv_tile, {0}.head)",
+        item, group, spec.kv_heads, spec.kv_tiles);
+  }
+  return fmt::format("{{\n  (void){};\n  return {};\n}}", hook.params[0], expr);
+}
+
+std::string describe_form(ScheduleForm const& form) {
+  auto const work = form.work.kind == "strided"
+                        ? fmt::format("strided (head_fastest={}, reverse={})",
+                                      form.work.head_fastest, form.work.reverse)
+                        : form.work.kind;
+  auto const q = form.q_order.kind == "rotate"
+                     ? fmt::format("rotate (mult={}, offset={})", form.q_order.mult,
+                                   form.q_order.offset)
+                     : form.q_order.kind;
+  auto const dq = form.dq_rank.kind == "rotate"
+                      ? fmt::format("rotate (mult={}, offset={}, modulus={}, div={})",
+                                    form.dq_rank.mult, form.dq_rank.offset, form.dq_rank.modulus,
+                                    form.dq_rank.div)
+                      : form.dq_rank.kind;
+  return fmt::format("work {}; Q order {}; dQ rank {}; dK/dV rank {}", work, q, dq,
+                     form.dkv_rank.kind);
+}
+
+}  // namespace
+
+std::uint64_t protocol_schedule_hash(sim::Schedule const& schedule) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  feed(hash, schedule.launch == sim::LaunchModel::kPersistent ? 0 : 1);
+  feed(hash, static_cast<std::int64_t>(schedule.ctas.size()));
+  for (auto const& cta : schedule.ctas) {
+    feed(hash, static_cast<std::int64_t>(cta.items.size()));
+    for (auto const& item : cta.items) {
+      feed(hash, item.batch);
+      feed(hash, item.head);
+      feed(hash, item.kv_tile);
+      feed(hash, static_cast<std::int64_t>(item.q_order.size()));
+      for (int const q : item.q_order) feed(hash, q);
+    }
+  }
+  feed_orders(hash, schedule.dq_order);
+  feed_orders(hash, schedule.dkv_order);
+  return hash == 0 ? 1 : hash;
+}
+
+std::string schedule_prelude(KernelSpec const& spec) {
+  ScheduleForm const& form = spec.form;
+  std::string out = fmt::format(
+      "// ---- Schedule form '{}': {}.\n"
+      "// The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,\n"
+      "// item, step and rank and reproduces the schedule exactly.\n"
+      "#define DASH_CF static __device__ __forceinline__\n",
+      form.name, describe_form(form));
+  out += kFormsText;
+  out += "#undef DASH_CF\n\n";
+  out += int_array("dash_gen_q_lo", form.q_lo);
+  out += int_array("dash_gen_q_hi", form.q_hi);
+  if (form.dq_rank.kind == "ascending") out += int_array("dash_gen_kv_lo", form.kv_lo);
+  if (form.dq_rank.kind == "descending") out += int_array("dash_gen_kv_hi", form.kv_hi);
+  if (form.work.kind == "table") {
+    out += int_array("dash_gen_work_begin", form.work.begin);
+    out += int_array("dash_gen_work_items", form.work.items);
+  }
+  if (form.q_order.kind == "table") {
+    out += int_array("dash_gen_q_item_row", form.q_order.item_row);
+    out += int_array("dash_gen_q_row_begin", form.q_order.row_begin);
+    out += int_array("dash_gen_q_rows", form.q_order.rows);
+  }
+  if (form.dq_rank.kind == "table") {
+    out += int_array("dash_gen_dq_row", form.dq_rank.tile_row);
+    out += int_array("dash_gen_dq_rows", form.dq_rank.rows);
+  }
+  if (form.dkv_rank.kind == "table") {
+    out += int_array("dash_gen_dkv_row", form.dkv_rank.tile_row);
+    out += int_array("dash_gen_dkv_rows", form.dkv_rank.rows);
+  }
+  out += "// ---- End of the schedule form; the runtime template follows.\n\n";
+  return out;
+}
+
+std::vector<RewriteRule> hook_rules(KernelSpec const& spec, std::vector<HookSite> const& hooks) {
+  std::vector<RewriteRule> rules;
+  for (auto const& hook : hooks) {
+    std::string body;
+    if (hook.name == "next_work_item") {
+      body = next_work_item_body(spec, hook);
+    } else if (hook.name == "q_tile_at") {
+      body = q_tile_at_body(spec, hook);
+    } else if (hook.name == "dq_rank") {
+      body = dq_rank_body(spec, hook);
+    } else if (hook.name == "dkv_rank") {
+      body = dkv_rank_body(spec, hook);
+    } else {
+      user_error("template hook '{}' is not part of the schedule protocol", hook.name);
+    }
+    rules.push_back(replace_hook_body(hook.name, std::move(body)));
+  }
+  return rules;
+}
+
+std::vector<RewriteRule> constant_rules(KernelSpec const& spec) {
+  int const dtype = spec.dtype == "fp16" ? 1 : 0;
+  int const mask = spec.mask == "full" ? 0 : spec.mask == "causal" ? 1 : 2;
+  return {set_constant("kHeadDim", std::to_string(spec.head_dim)),
+          set_constant("kDType", std::to_string(dtype)),
+          set_constant("kMaskKind", std::to_string(mask)),
+          set_constant("kTileM", std::to_string(spec.tile_m)),
+          set_constant("kTileN", std::to_string(spec.tile_n)),
+          set_constant("kScheduleHash", "0x" + spec.schedule_hash + "ULL")};
+}
+
+std::string banner(KernelSpec const& spec, TemplateSource const& source) {
+  return fmt::format(
+      "// Generated by {}. DO NOT EDIT: regenerate (scripts/regenerate.sh).\n"
+      "// spec hash:     {}\n"
+      "// schedule hash: {}\n"
+      "// template:      {} (fnv1a64 {})\n"
+      "// kernel:        d{} {} {}, b{} h{}/{} s{}x{}, tiles {}x{}\n"
+      "// schedule:      {} on {} ({} SMs), {} launch, grid {}, form '{}'\n\n",
+      kGenerator, spec_hash(spec), spec.schedule_hash, source.name,
+      hex64(fnv1a64(source.text)), spec.head_dim, spec.mask, spec.dtype, spec.batch,
+      spec.q_heads, spec.kv_heads, spec.seqlen_q, spec.seqlen_k, spec.tile_m, spec.tile_n,
+      spec.strategy, spec.gpu, spec.sms, spec.launch, spec.grid, spec.form.name);
+}
+
+std::string generate_source(KernelSpec const& spec, TemplateSource const& source) {
+  TemplateScan const scan =
+      scan_template(source.text, source.path, template_parse_args(source.path));
+  std::vector<RewriteRule> rules = hook_rules(spec, scan.hooks);
+  for (auto& rule : constant_rules(spec)) rules.push_back(std::move(rule));
+  return apply_rules(source.text, scan, rules, banner(spec, source) + schedule_prelude(spec));
+}
+
+}  // namespace dash::codegen

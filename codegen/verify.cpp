@@ -1,0 +1,171 @@
+#include "codegen/verify.h"
+
+#include <fmt/format.h>
+
+#include "dagsim/error.h"
+
+namespace dash::codegen {
+
+namespace {
+#include "codegen/forms.inc"
+
+int item_id(KernelSpec const& spec, WorkCoord const& c) {
+  return (c.batch * spec.q_heads + c.head) * spec.kv_tiles + c.kv_tile;
+}
+}  // namespace
+
+std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work, int cta, int k) {
+  WorkCoord c;
+  int found = 0;
+  if (work.kind == "strided") {
+    int const items = spec.batch * spec.q_heads * spec.kv_tiles;
+    found = dash_cf_work_strided(cta, k, spec.grid, items, spec.kv_tiles, spec.q_heads,
+                                 work.head_fastest, work.reverse, &c.batch, &c.head, &c.kv_tile);
+  } else {
+    DASH_ASSERT(work.kind == "table");
+    DASH_ASSERT(static_cast<int>(work.begin.size()) == spec.grid + 1);
+    found = dash_cf_work_table(cta, k, spec.grid, work.begin.data(), work.items.data(),
+                               spec.kv_tiles, spec.q_heads, &c.batch, &c.head, &c.kv_tile);
+  }
+  if (found == 0) return std::nullopt;
+  return c;
+}
+
+int eval_q_tile(KernelSpec const& spec, ScheduleForm const& form, WorkCoord item, int t) {
+  QOrderForm const& q = form.q_order;
+  int const lo = form.q_lo[item.kv_tile];
+  int const hi = form.q_hi[item.kv_tile];
+  if (q.kind == "ascending") return dash_cf_q_ascending(lo, t);
+  if (q.kind == "descending") return dash_cf_q_descending(hi, t);
+  if (q.kind == "rotate") return dash_cf_q_rotate(lo, hi, item.kv_tile, q.mult, q.offset, t);
+  DASH_ASSERT(q.kind == "table");
+  return dash_cf_q_table(q.item_row.data(), q.row_begin.data(), q.rows.data(),
+                         item_id(spec, item), t);
+}
+
+int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, int head, int q_tile,
+                 int kv_tile) {
+  RankForm const& r = form.dq_rank;
+  if (r.kind == "ascending") return dash_cf_rank_ascending(form.kv_lo[q_tile], kv_tile);
+  if (r.kind == "descending") return dash_cf_rank_descending(form.kv_hi[q_tile], kv_tile);
+  if (r.kind == "rotate") {
+    return dash_cf_rank_rotate(q_tile, kv_tile, r.mult, r.offset, r.modulus, r.div);
+  }
+  DASH_ASSERT(r.kind == "table");
+  int const dq = (batch * spec.q_heads + head) * spec.q_tiles + q_tile;
+  return dash_cf_rank_table(r.tile_row.data(), r.rows.data(), spec.kv_tiles, dq, kv_tile);
+}
+
+int eval_dkv_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, int q_head,
+                  int kv_tile) {
+  RankForm const& r = form.dkv_rank;
+  int const group = spec.q_heads / spec.kv_heads;
+  if (r.kind == "ascending") return dash_cf_dkv_ascending(q_head, group);
+  if (r.kind == "descending") return dash_cf_dkv_descending(q_head, group);
+  DASH_ASSERT(r.kind == "table");
+  int const dkv = (batch * spec.kv_heads + q_head / group) * spec.kv_tiles + kv_tile;
+  return dash_cf_dkv_table(r.tile_row.data(), r.rows.data(), group, dkv, q_head);
+}
+
+std::string work_mismatch(KernelSpec const& spec, WorkForm const& work,
+                          sim::Schedule const& schedule) {
+  if (static_cast<int>(schedule.ctas.size()) != spec.grid) {
+    return fmt::format("grid {} != {} CTAs", spec.grid, schedule.ctas.size());
+  }
+  for (int c = 0; c < spec.grid; ++c) {
+    auto const& items = schedule.ctas[c].items;
+    int const n = static_cast<int>(items.size());
+    // One past the end too: the hook must say "no more work" exactly there.
+    for (int k = 0; k <= n; ++k) {
+      auto const got = eval_work(spec, work, c, k);
+      if (k == n) {
+        if (got) return fmt::format("CTA {} gets an extra item {}", c, k);
+        break;
+      }
+      WorkCoord const want{items[k].batch, items[k].head, items[k].kv_tile};
+      if (!got || !(*got == want)) {
+        return fmt::format("CTA {} item {}: expected (b={}, h={}, j={})", c, k, want.batch,
+                           want.head, want.kv_tile);
+      }
+    }
+  }
+  return {};
+}
+
+std::string q_order_mismatch(KernelSpec const& spec, ScheduleForm const& form,
+                             sim::Schedule const& schedule) {
+  for (auto const& cta : schedule.ctas) {
+    for (auto const& item : cta.items) {
+      WorkCoord const c{item.batch, item.head, item.kv_tile};
+      int const lo = form.q_lo[item.kv_tile];
+      int const hi = form.q_hi[item.kv_tile];
+      // The kernel walks hi - lo + 1 steps: the schedule must visit exactly that many.
+      int const steps = hi >= lo ? hi - lo + 1 : 0;
+      if (static_cast<int>(item.q_order.size()) != steps) {
+        return fmt::format("item (b={}, h={}, j={}) has {} steps, the mask gives {}", c.batch,
+                           c.head, c.kv_tile, item.q_order.size(), steps);
+      }
+      for (int t = 0; t < steps; ++t) {
+        if (eval_q_tile(spec, form, c, t) != item.q_order[t]) {
+          return fmt::format("item (b={}, h={}, j={}) step {}: expected Q tile {}", c.batch,
+                             c.head, c.kv_tile, t, item.q_order[t]);
+        }
+      }
+    }
+  }
+  return {};
+}
+
+std::string dq_rank_mismatch(KernelSpec const& spec, ScheduleForm const& form,
+                             sim::Schedule const& schedule) {
+  int const tiles = spec.batch * spec.q_heads * spec.q_tiles;
+  if (static_cast<int>(schedule.dq_order.size()) != tiles) return "dq_order size";
+  for (int dq = 0; dq < tiles; ++dq) {
+    int const i = dq % spec.q_tiles;
+    int const h = (dq / spec.q_tiles) % spec.q_heads;
+    int const b = dq / (spec.q_tiles * spec.q_heads);
+    auto const& order = schedule.dq_order[dq];
+    for (int rank = 0; rank < static_cast<int>(order.size()); ++rank) {
+      if (eval_dq_rank(spec, form, b, h, i, order[rank]) != rank) {
+        return fmt::format("dQ tile (b={}, h={}, i={}): KV tile {} should have rank {}", b, h, i,
+                           order[rank], rank);
+      }
+    }
+  }
+  return {};
+}
+
+std::string dkv_rank_mismatch(KernelSpec const& spec, ScheduleForm const& form,
+                              sim::Schedule const& schedule) {
+  if (form.dkv_rank.kind == "none") {
+    return schedule.dkv_order.empty() ? std::string{} : "schedule has dK/dV ranks";
+  }
+  int const group = spec.q_heads / spec.kv_heads;
+  int const tiles = spec.batch * spec.kv_heads * spec.kv_tiles;
+  if (static_cast<int>(schedule.dkv_order.size()) != tiles) return "dkv_order size";
+  for (int dkv = 0; dkv < tiles; ++dkv) {
+    int const j = dkv % spec.kv_tiles;
+    int const b = dkv / (spec.kv_tiles * spec.kv_heads);
+    auto const& order = schedule.dkv_order[dkv];
+    for (int rank = 0; rank < static_cast<int>(order.size()); ++rank) {
+      if (eval_dkv_rank(spec, form, b, order[rank], j) != rank) {
+        return fmt::format("dK/dV tile (b={}, kvh={}, j={}): q head {} should have rank {}", b,
+                           (dkv / spec.kv_tiles) % spec.kv_heads, j, order[rank], rank);
+      }
+    }
+    if (static_cast<int>(order.size()) != group) return "dkv_order row size";
+  }
+  return {};
+}
+
+std::string form_mismatch(KernelSpec const& spec, sim::Schedule const& schedule) {
+  for (auto const& why : {work_mismatch(spec, spec.form.work, schedule),
+                          q_order_mismatch(spec, spec.form, schedule),
+                          dq_rank_mismatch(spec, spec.form, schedule),
+                          dkv_rank_mismatch(spec, spec.form, schedule)}) {
+    if (!why.empty()) return why;
+  }
+  return {};
+}
+
+}  // namespace dash::codegen
