@@ -77,8 +77,8 @@ constexpr double kPlotWidth = 1200.0;
 constexpr double kLeft = 120.0;
 constexpr double kTop = 56.0;
 constexpr double kRowHeight = 12.0;
-constexpr double kMainBand = 8.0;    // compute and wait
-constexpr double kReduceBand = 3.0;  // reductions, under the compute they may overlap
+constexpr double kMainBand = 7.0;    // compute, and waits that stall it
+constexpr double kReduceBand = 4.0;  // reductions (and the writer warp's waits), under the compute
 constexpr char const* kComputeColor = "#4c78a8";
 constexpr char const* kReduceColor = "#54a24b";
 constexpr char const* kWaitColor = "#e45756";
@@ -141,39 +141,58 @@ Rows plan_rows(SimResult const& result, int sms) {
   return rows;
 }
 
-struct Pixels {
-  double x0;
-  double x1;
+/// Per bin of kBin pixel columns of one row and one kind, the fraction of it that the kind
+/// covers. Drawing coverage instead of slices bounds the file by the bin count, whatever the
+/// number of steps; bins a few pixels wide keep a steady stream of short slices (reductions
+/// every 2-3 pixels) one shaded run instead of a comb of slivers.
+class Coverage {
+ public:
+  explicit Coverage(std::size_t rows) : columns_(rows, std::vector<double>(kColumns, 0.0)) {}
+
+  void add(std::size_t row, double px0, double px1) {
+    auto& col = columns_[row];
+    double const x0 = std::clamp(px0 / kBin, 0.0, static_cast<double>(kColumns));
+    double const x1 = std::clamp(px1 / kBin, x0, static_cast<double>(kColumns));
+    auto const first = static_cast<std::size_t>(x0);
+    for (std::size_t k = first; k < kColumns && static_cast<double>(k) < x1; ++k) {
+      double const lo = std::max(x0, static_cast<double>(k));
+      double const hi = std::min(x1, static_cast<double>(k + 1));
+      col[k] = std::min(1.0, col[k] + (hi - lo));
+    }
+  }
+
+  /// Runs of columns at the same shade; any coverage at all shows at least a quarter shade, so
+  /// a lone short slice stays visible.
+  void append_svg(std::string& out, char const* color, double band_offset, double band_height) const {
+    fmt::format_to(std::back_inserter(out), "<g fill=\"{}\">\n", color);
+    for (std::size_t r = 0; r < columns_.size(); ++r) {
+      double const y = kTop + static_cast<double>(r) * kRowHeight + band_offset;
+      auto level = [&](std::size_t k) {
+        double const c = columns_[r][k];
+        return c <= 0.0 ? 0 : std::clamp(static_cast<int>(c * 4.0 + 0.999), 1, 4);
+      };
+      std::size_t k = 0;
+      while (k < kColumns) {
+        int const l = level(k);
+        std::size_t end = k + 1;
+        while (end < kColumns && level(end) == l) ++end;
+        if (l > 0) {
+          fmt::format_to(std::back_inserter(out), "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{}\" height=\"{:.0f}\"{}/>\n",
+                         kLeft + static_cast<double>(k) * kBin, y, (end - k) * kBinPx, band_height,
+                         l == 4 ? std::string() : fmt::format(" fill-opacity=\"{:.2f}\"", l / 4.0));
+        }
+        k = end;
+      }
+    }
+    out += "</g>\n";
+  }
+
+ private:
+  static constexpr std::size_t kBinPx = 4;
+  static constexpr double kBin = static_cast<double>(kBinPx);
+  static constexpr std::size_t kColumns = static_cast<std::size_t>(kPlotWidth) / kBinPx;
+  std::vector<std::vector<double>> columns_;
 };
-
-/// Sorts and merges intervals whose gap is under half a pixel; a lone sliver keeps a minimum
-/// width so it stays visible.
-std::vector<Pixels> merge(std::vector<Pixels> list) {
-  std::sort(list.begin(), list.end(), [](Pixels a, Pixels b) { return a.x0 < b.x0; });
-  std::vector<Pixels> merged;
-  for (auto const& p : list) {
-    if (!merged.empty() && p.x0 <= merged.back().x1 + 0.5) {
-      merged.back().x1 = std::max(merged.back().x1, p.x1);
-    } else {
-      merged.push_back(p);
-    }
-  }
-  for (auto& p : merged) p.x1 = std::max(p.x1, p.x0 + 0.5);
-  return merged;
-}
-
-void append_rects(std::string& out, char const* color, std::vector<std::vector<Pixels>> const& rows,
-                  double band_offset, double band_height) {
-  fmt::format_to(std::back_inserter(out), "<g fill=\"{}\">\n", color);
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    double const y = kTop + static_cast<double>(r) * kRowHeight + band_offset;
-    for (auto const& p : merge(rows[r])) {
-      fmt::format_to(std::back_inserter(out), "<rect x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\"/>\n",
-                     kLeft + p.x0, y, p.x1 - p.x0, band_height);
-    }
-  }
-  out += "</g>\n";
-}
 
 }  // namespace
 
@@ -227,8 +246,8 @@ std::string to_chrome_trace(SimResult const& result, std::string const& title) {
     }
     fmt::format_to(std::back_inserter(out),
                    ",\n{{\"ph\":\"X\",\"pid\":0,\"tid\":{},\"name\":\"{}\",\"cat\":\"{}\",\"ts\":{},"
-                   "\"dur\":{},\"args\":{{\"sm\":{}}}}}",
-                   tid, name, category, s.start, s.finish - s.start, s.sm);
+                   "\"dur\":{}}}",
+                   tid, name, category, s.start, s.finish - s.start);
   }
   out += "\n]}\n";
   return out;
@@ -240,15 +259,19 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
   Cycles const span = std::max<Cycles>(result.makespan, 1);
   double const scale = kPlotWidth / static_cast<double>(span);
   auto const n_rows = static_cast<std::size_t>(rows.count);
-  std::vector<std::vector<Pixels>> compute(n_rows), reduce(n_rows), wait(n_rows);
+  // A wait on the writer warp does not stall the SM's compute: it goes in the reduce band.
+  std::vector<bool> const writer = needs_writer_track(slices, static_cast<int>(result.ctas.size()));
+  Coverage compute(n_rows), reduce(n_rows), compute_wait(n_rows), writer_wait(n_rows);
   for (auto const& s : slices) {
     int const row = rows.row_of(s);
     if (row < 0 || row >= rows.count) continue;
     auto const r = static_cast<std::size_t>(row);
-    Pixels const p{static_cast<double>(s.start) * scale, static_cast<double>(s.finish) * scale};
-    (s.kind == NodeKind::kCompute ? compute : reduce)[r].push_back(p);
+    bool const on_writer = s.kind != NodeKind::kCompute && writer[static_cast<std::size_t>(s.cta)];
+    (s.kind == NodeKind::kCompute ? compute : reduce)
+        .add(r, static_cast<double>(s.start) * scale, static_cast<double>(s.finish) * scale);
     if (s.start > s.ready) {
-      wait[r].push_back({static_cast<double>(s.ready) * scale, static_cast<double>(s.start) * scale});
+      (on_writer ? writer_wait : compute_wait)
+          .add(r, static_cast<double>(s.ready) * scale, static_cast<double>(s.start) * scale);
     }
   }
   double const plot_bottom = kTop + static_cast<double>(rows.count) * kRowHeight;
@@ -281,9 +304,10 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
                    kTop + r * kRowHeight + kMainBand, xml_escape(rows.labels[static_cast<std::size_t>(r)]));
   }
   out += "</g>\n";
-  append_rects(out, kComputeColor, compute, 0.0, kMainBand);
-  append_rects(out, kWaitColor, wait, 0.0, kMainBand);
-  append_rects(out, kReduceColor, reduce, kMainBand, kReduceBand);
+  compute.append_svg(out, kComputeColor, 0.0, kMainBand);
+  compute_wait.append_svg(out, kWaitColor, 0.0, kMainBand);
+  writer_wait.append_svg(out, kWaitColor, kMainBand, kReduceBand);
+  reduce.append_svg(out, kReduceColor, kMainBand, kReduceBand);
   // Time axis.
   fmt::format_to(std::back_inserter(out),
                  "<g stroke=\"#333\"><line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\"/>",
