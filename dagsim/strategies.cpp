@@ -15,15 +15,19 @@
 
 // Constructions, degradations and closed forms are documented in docs/strategies.md.
 //
-// Deadlock freedom, the one property every strategy must keep, rests on three arguments:
+// Deadlock freedom, the one property every strategy must keep, rests on two arguments:
 // - ranks that follow the order in which items are enumerated, with every CTA running its items in
-//   that order (fa3, fa3-spt): every edge of the DAG goes forward in the enumeration;
-// - ranks by arrival (descending, shift, symmetric-shift): every edge goes forward in a lock-step
-//   position (assign_arrival_ranks), so the graph is acyclic;
-// - dynamic launch adds residency. Ranks pointing backwards in launch order are kept only when
-//   every set of CTAs tied together by them spans at most `sms` consecutive launch slots: then the
-//   lowest unfinished CTA and the rest of its span are always resident together and can progress.
-//   Otherwise every rank follows launch order, which never waits on a CTA launched later.
+//   that order (fa3, fa3-spt): every edge of the DAG goes forward in the enumeration, and dynamic
+//   launch follows the enumeration, so no CTA ever waits on one launched after it;
+// - ranks by arrival in a virtual timeline where every step takes one unit and nothing waits
+//   (descending, shift, symmetric-shift). Persistent: all CTAs start at 0 (assign_arrival_ranks).
+//   Dynamic: CTAs start when the virtual dispatcher gives them an SM (dispatch_starts). Every edge
+//   goes forward in (virtual time, launch slot), so the graph is acyclic. And residency cannot
+//   block: take the unfinished node v with the least (time, slot). Everything below it is done,
+//   which includes every CTA that had virtually finished when v's CTA k was virtually dispatched at
+//   s_k <= time(v) — at least k - sms + 1 of CTAs 0..k-1 — so k is resident and v can run.
+//   Ranks pointing backwards in launch order are therefore fine; only a timeline that ignored the
+//   dispatcher (every CTA starting at 0 while few SMs exist) would deadlock.
 
 namespace dash::sim {
 namespace {
@@ -167,9 +171,8 @@ std::vector<std::int64_t> dispatch_starts(Schedule const& schedule, int sms) {
   return starts;
 }
 
-/// Dynamic launch: ranks by arrival in the dispatch timeline of dispatch_starts (ties by launch
-/// slot), kept only where residency makes them safe (see the comment at the top); otherwise ranks
-/// by launch slot.
+/// Dynamic launch: ranks by arrival in the dispatch timeline of dispatch_starts, ties by launch
+/// slot. Safe with any SM count (see the comment at the top of this file).
 void assign_dynamic_ranks(Problem const& problem, Schedule& schedule, int sms) {
   TileIndex const index(problem);
   using Arrival = std::tuple<std::int64_t, int, int>;  // (time, launch slot, contributor)
@@ -190,42 +193,10 @@ void assign_dynamic_ranks(Problem const& problem, Schedule& schedule, int sms) {
       }
     }
   }
-  // Sorted by arrival; then the span of launch slots of every target whose arrival order is not its
-  // launch order. Spans that overlap must all be resident together.
-  std::vector<std::pair<int, int>> spans;
-  auto sort_and_span = [&spans](std::vector<std::vector<Arrival>>& targets) {
-    for (auto& arrivals : targets) {
-      std::sort(arrivals.begin(), arrivals.end());
-      bool in_launch_order = true;
-      int lo = 0;
-      int hi = 0;
-      for (std::size_t k = 0; k < arrivals.size(); ++k) {
-        int const slot = std::get<1>(arrivals[k]);
-        if (k > 0 && slot < std::get<1>(arrivals[k - 1])) in_launch_order = false;
-        lo = k == 0 ? slot : std::min(lo, slot);
-        hi = k == 0 ? slot : std::max(hi, slot);
-      }
-      if (!in_launch_order) spans.emplace_back(lo, hi);
-    }
-  };
-  sort_and_span(dq);
-  sort_and_span(dkv);
-  std::sort(spans.begin(), spans.end());
-  bool arrival_is_safe = true;
-  for (std::size_t k = 0; k < spans.size() && arrival_is_safe;) {
-    int lo = spans[k].first;
-    int hi = spans[k].second;
-    for (++k; k < spans.size() && spans[k].first <= hi; ++k) hi = std::max(hi, spans[k].second);
-    if (hi - lo + 1 > sms) arrival_is_safe = false;
-  }
-  auto order_of = [arrival_is_safe](std::vector<std::vector<Arrival>>& targets) {
+  auto order_of = [](std::vector<std::vector<Arrival>>& targets) {
     std::vector<std::vector<int>> order(targets.size());
     for (std::size_t t = 0; t < targets.size(); ++t) {
-      if (!arrival_is_safe) {
-        std::sort(targets[t].begin(), targets[t].end(), [](Arrival const& x, Arrival const& y) {
-          return std::get<1>(x) < std::get<1>(y);
-        });
-      }
+      std::sort(targets[t].begin(), targets[t].end());
       order[t].reserve(targets[t].size());
       for (auto const& [time, slot, who] : targets[t]) order[t].push_back(who);
     }

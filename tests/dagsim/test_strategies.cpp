@@ -310,44 +310,32 @@ TEST_CASE("GQA schedules keep every item and rank the group's q heads", "[strate
   CHECK(items == 4 * 2);
 }
 
-/// Launch slot of every (dQ tile, KV tile) contribution, for dynamic schedules.
-bool ranks_follow_launch_order(Problem const& problem, Schedule const& s) {
-  TileIndex const index(problem);
-  std::vector<std::vector<std::pair<int, int>>> slot_of(s.dq_order.size());  // (kv tile, slot)
-  for (std::size_t k = 0; k < s.ctas.size(); ++k) {
-    auto const& item = s.ctas[k].items.front();
-    for (int const i : item.q_order) {
-      slot_of[static_cast<std::size_t>(index.dq_id(item.batch, item.head, i))].emplace_back(item.kv_tile,
-                                                                                            static_cast<int>(k));
-    }
+TEST_CASE("dynamic launch ranks by arrival in the dispatcher's timeline", "[strategies]") {
+  // shift, full, 3x3 tiles: KV tile a visits rows a, a+1, a+2 (mod 3).
+  Problem const problem = square_problem(1, 1, 3, MaskKind::kFull);
+  SECTION("all CTAs resident: lock-step arrival") {
+    Schedule const s = make_strategy("shift", problem, machine_with_sms(3), LaunchModel::kDynamic);
+    CHECK(s.dq_order == std::vector<std::vector<int>>{{0, 2, 1}, {1, 0, 2}, {2, 1, 0}});
   }
-  for (std::size_t d = 0; d < s.dq_order.size(); ++d) {
-    int last = -1;
-    for (int const j : s.dq_order[d]) {
-      auto const it = std::find_if(slot_of[d].begin(), slot_of[d].end(), [j](auto const& x) { return x.first == j; });
-      if (it->second < last) return false;
-      last = it->second;
-    }
+  SECTION("two SMs: CTA 2 starts when one of the first two finishes") {
+    // Row 0: CTA 0 at t=0, CTA 1 at t=2, CTA 2 at t=3+1. Lock step (every CTA from t=0) would rank
+    // CTA 2 first on row 2, and CTAs 0 and 1 would wait for a CTA that needs one of their SMs.
+    Schedule const s = make_strategy("shift", problem, machine_with_sms(2), LaunchModel::kDynamic);
+    CHECK(s.dq_order == std::vector<std::vector<int>>{{0, 1, 2}, {1, 0, 2}, {1, 0, 2}});
+    REQUIRE_NOTHROW(validate(problem, machine_with_sms(2), s));
+    Schedule lock_step = s;
+    assign_arrival_ranks(problem, lock_step);
+    CHECK_THROWS_WITH(validate(problem, machine_with_sms(2), lock_step), Catch::Contains("deadlock"));
   }
-  return true;
-}
-
-TEST_CASE("dynamic launch keeps arrival ranks only where residency makes them safe", "[strategies]") {
-  Problem const problem = square_problem(1, 2, 6, MaskKind::kFull);  // 6 items per head
-  SECTION("a head fits on the machine: arrival order, not launch order") {
-    Schedule const s = make_strategy("shift", problem, machine_with_sms(6), LaunchModel::kDynamic);
-    CHECK_FALSE(ranks_follow_launch_order(problem, s));
-    REQUIRE_NOTHROW(validate(problem, machine_with_sms(6), s));
-    // In lock step nothing waits: the work bound.
-    CHECK(simulate(problem, machine_with_sms(6), paper_model(5, 2), s).makespan == 2 * 6 * 7);
-  }
-  SECTION("a head does not fit: ranks follow launch order") {
-    for (int const sms : {1, 2, 3, 5}) {
+  SECTION("few SMs, many heads, every backward-ranked strategy completes") {
+    Problem const big = square_problem(2, 3, 6, MaskKind::kCausal);
+    for (int const sms : {1, 2, 3, 5, 7}) {
       for (auto const& name : {"shift", "symmetric-shift", "descending"}) {
-        Schedule const s = make_strategy(name, problem, machine_with_sms(sms), LaunchModel::kDynamic);
         INFO(name << " on " << sms << " SMs");
-        CHECK(ranks_follow_launch_order(problem, s));
-        REQUIRE_NOTHROW(validate(problem, machine_with_sms(sms), s));
+        Machine const machine = machine_with_sms(sms);
+        Schedule const s = make_strategy(name, big, machine, LaunchModel::kDynamic);
+        REQUIRE_NOTHROW(validate(big, machine, s));
+        CHECK(simulate(big, machine, paper_model(5, 2), s).makespan >= 2 * 3 * 21 * 7 / sms);
       }
     }
   }
