@@ -1,0 +1,297 @@
+// GPU tests: forward and backward against references, on every mask, dtype, head_dim, GQA and
+// varlen; every validated schedule (random ones too) gives correct gradients; bitwise determinism
+// over repeated runs with concurrent work; refusals of bad input.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dagsim/error.h"
+#include "dagsim/machine.h"
+#include "dagsim/strategies.h"
+#include "dagsim/validate.h"
+#include "harness.h"
+#include "runtime/registry.h"
+
+namespace dash::rt::test {
+namespace {
+
+struct Case {
+  std::string name;
+  sim::Problem problem;
+  DType dtype;
+};
+
+sim::Problem make_problem(int batch, int hq, int hk, int sq, int sk, int d, sim::Mask mask) {
+  sim::Problem p;
+  p.batch = batch;
+  p.q_heads = hq;
+  p.kv_heads = hk;
+  p.seqlen_q = sq;
+  p.seqlen_k = sk;
+  p.head_dim = d;
+  p.tile_m = kKernelTileM;
+  p.tile_n = kKernelTileN;
+  p.mask = mask;
+  return p;
+}
+
+sim::Mask causal() { return sim::Mask{sim::MaskKind::kCausal, 0, 0}; }
+sim::Mask full() { return sim::Mask{}; }
+sim::Mask window(int l, int r) { return sim::Mask{sim::MaskKind::kWindow, l, r}; }
+
+std::vector<Case> small_cases() {
+  std::vector<Case> cases;
+  cases.push_back({"d64 bf16 full 256x256 b2 h2", make_problem(2, 2, 2, 256, 256, 64, full()), DType::kBf16});
+  cases.push_back({"d128 bf16 causal 200x333", make_problem(1, 2, 2, 200, 333, 128, causal()), DType::kBf16});
+  cases.push_back({"d128 fp16 window(70,20) 300x300", make_problem(1, 2, 2, 300, 300, 128, window(70, 20)), DType::kFp16});
+  cases.push_back({"d64 fp16 causal 384x128 (rows seeing nothing)", make_problem(1, 1, 1, 384, 128, 64, causal()), DType::kFp16});
+  cases.push_back({"d128 bf16 GQA 4/2 full 190x190", make_problem(1, 4, 2, 190, 190, 128, full()), DType::kBf16});
+  cases.push_back({"d64 bf16 MQA 4/1 causal 257x257", make_problem(2, 4, 1, 257, 257, 64, causal()), DType::kBf16});
+  sim::Problem varlen = make_problem(3, 2, 2, 0, 0, 128, causal());
+  varlen.seqlens_q = {100, 257, 64};
+  varlen.seqlens_k = {130, 64, 300};
+  cases.push_back({"d128 bf16 varlen causal", varlen, DType::kBf16});
+  sim::Problem varlen_gqa = make_problem(2, 4, 2, 0, 0, 64, window(40, 0));
+  varlen_gqa.seqlens_q = {150, 77};
+  varlen_gqa.seqlens_k = {150, 260};
+  cases.push_back({"d64 fp16 varlen GQA window(40,0)", varlen_gqa, DType::kFp16});
+  return cases;
+}
+
+float scale_of(sim::Problem const& p) { return 1.f / std::sqrt(static_cast<float>(p.head_dim)); }
+
+/// Forward then backward with `schedule`, outputs poisoned first; compares with the references.
+void run_and_check(Case const& c, sim::Schedule const& schedule, Reduction reduction, AttentionInputs const& in,
+                   AttentionOutputs const& exact, AttentionOutputs const& low, bool check_forward) {
+  Attention attn(c.problem, c.dtype, scale_of(c.problem));
+  attn.set_schedule(schedule);
+  DeviceTensors dev(c.problem, c.dtype);
+  dev.upload(in);
+  dev.poison_forward(nullptr);
+  attn.forward(dev.tensors(), nullptr);
+  dev.poison_backward(nullptr);
+  attn.backward(dev.tensors(), reduction, nullptr);
+  DASH_CUDA_CHECK(cudaDeviceSynchronize());
+  INFO(c.name << " / schedule " << schedule.strategy << " / "
+              << (reduction == Reduction::kDeterministic ? "deterministic" : "atomic"));
+  if (check_forward) {
+    check_close("O", compare(dev.o(), low.o, exact.o), c.dtype);
+    auto const lse = dev.lse();
+    double worst = 0;
+    for (std::size_t i = 0; i < lse.size(); ++i) {
+      if (std::isinf(exact.lse[i])) {
+        CHECK(std::isinf(lse[i]));
+      } else {
+        worst = std::max(worst, static_cast<double>(std::fabs(lse[i] - exact.lse[i])));
+      }
+    }
+    INFO("LSE max err " << worst);
+    CHECK(worst < 2e-2);
+  }
+  check_close("dQ", compare(dev.dq(), low.dq, exact.dq), c.dtype);
+  check_close("dK", compare(dev.dk(), low.dk, exact.dk), c.dtype);
+  check_close("dV", compare(dev.dv(), low.dv, exact.dv), c.dtype);
+}
+
+}  // namespace
+
+TEST_CASE("forward and backward match the fp64 CPU reference", "[gpu]") {
+  std::uint64_t seed = 1;
+  for (auto const& c : small_cases()) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
+    AttentionOutputs const exact = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    run_and_check(c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent), Reduction::kDeterministic, in,
+                  exact, low, true);
+    run_and_check(c, simple_schedule(c.problem, true, sim::LaunchModel::kDynamic), Reduction::kDeterministic, in,
+                  exact, low, false);
+    run_and_check(c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 3), Reduction::kDeterministic,
+                  in, exact, low, false);
+    run_and_check(c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent), Reduction::kAtomic, in, exact,
+                  low, false);
+  }
+}
+
+TEST_CASE("large shapes match the fp32 GPU reference", "[gpu]") {
+  std::vector<Case> cases;
+  cases.push_back({"d128 bf16 full 2048 h2", make_problem(1, 2, 2, 2048, 2048, 128, full()), DType::kBf16});
+  cases.push_back({"d64 bf16 causal 2000 h4 GQA 4/2", make_problem(1, 4, 2, 2000, 2000, 64, causal()), DType::kBf16});
+  cases.push_back({"d128 fp16 causal 1536x1100", make_problem(1, 2, 2, 1536, 1100, 128, causal()), DType::kFp16});
+  std::uint64_t seed = 100;
+  for (auto const& c : cases) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
+    AttentionOutputs const exact = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    run_and_check(c, sim::make_strategy("descending", c.problem, sim::machine_preset("h200")),
+                  Reduction::kDeterministic, in, exact, low, true);
+  }
+}
+
+TEST_CASE("every validated schedule gives correct gradients, random ones too", "[gpu]") {
+  Rng rng(4242);
+  std::vector<Case> cases;
+  cases.push_back({"d64 bf16 causal GQA 4/2 500", make_problem(1, 4, 2, 500, 500, 64, causal()), DType::kBf16});
+  cases.push_back({"d128 bf16 full 300x700", make_problem(2, 1, 1, 300, 700, 128, full()), DType::kBf16});
+  int ran = 0;
+  for (auto const& c : cases) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, rng.next());
+    AttentionOutputs const exact = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    // Named strategies on machines of several sizes (odd SM counts included).
+    for (int sms : {132, 7, 3}) {
+      for (auto const& name : sim::strategy_names()) {
+        sim::Schedule s;
+        try {
+          s = sim::make_strategy(name, c.problem, sim::machine_with_sms(sms));
+        } catch (UserError const&) {
+          continue;  // the strategy refuses this problem (documented premise)
+        }
+        run_and_check(c, s, Reduction::kDeterministic, in, exact, low, false);
+        ++ran;
+      }
+    }
+    // Random schedules: random Q orders, random CTA counts, arrival-order ranks; validated.
+    for (int trial = 0; trial < 8; ++trial) {
+      sim::Schedule s = simple_schedule(c.problem, false, sim::LaunchModel::kPersistent, 1 + rng.below(9));
+      for (auto& cta : s.ctas) {
+        for (auto& item : cta.items) {
+          for (std::size_t x = item.q_order.size(); x > 1; --x) {
+            std::swap(item.q_order[x - 1], item.q_order[static_cast<std::size_t>(rng.below(static_cast<int>(x)))]);
+          }
+        }
+      }
+      sim::assign_arrival_ranks(c.problem, s);
+      s.strategy = "random-" + std::to_string(trial);
+      sim::validate(c.problem, sim::machine_with_sms(132), s);
+      run_and_check(c, s, Reduction::kDeterministic, in, exact, low, false);
+      ++ran;
+    }
+  }
+  CHECK(ran >= 20);
+}
+
+namespace {
+
+/// Runs the backward `runs` times with concurrent work on another stream; returns how many runs
+/// differed bitwise from the first.
+int count_differing_runs(sim::Problem const& p, sim::Schedule const& s, Reduction reduction, int runs) {
+  DType const dtype = DType::kBf16;
+  Attention attn(p, dtype, scale_of(p));
+  attn.set_schedule(s);
+  DeviceTensors dev(p, dtype);
+  dev.upload(random_inputs(p, dtype, 77));
+  attn.forward(dev.tensors(), nullptr);
+  // Concurrent load: another problem's forward and backward on a second stream.
+  sim::Problem const other = make_problem(1, 4, 4, 1024, 1024, 64, full());
+  Attention noise(other, dtype, scale_of(other));
+  noise.set_schedule(simple_schedule(other, false, sim::LaunchModel::kDynamic));
+  DeviceTensors noise_dev(other, dtype);
+  noise_dev.upload(random_inputs(other, dtype, 78));
+  cudaStream_t main_stream = nullptr;
+  cudaStream_t side = nullptr;
+  DASH_CUDA_CHECK(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking));
+  DASH_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  noise.forward(noise_dev.tensors(), side);
+  std::vector<std::uint16_t> first;
+  int differing = 0;
+  for (int r = 0; r < runs; ++r) {
+    if (r % 2 == 1) noise.backward(noise_dev.tensors(), Reduction::kAtomic, side);
+    dev.poison_backward(main_stream);
+    attn.backward(dev.tensors(), reduction, main_stream);
+    DASH_CUDA_CHECK(cudaStreamSynchronize(main_stream));
+    auto bits = dev.grad_bits();
+    if (r == 0) {
+      first = std::move(bits);
+    } else if (bits != first) {
+      ++differing;
+    }
+  }
+  DASH_CUDA_CHECK(cudaDeviceSynchronize());
+  cudaStreamDestroy(main_stream);
+  cudaStreamDestroy(side);
+  return differing;
+}
+
+}  // namespace
+
+TEST_CASE("deterministic backward is bitwise repeatable; atomic is not", "[gpu]") {
+  std::vector<sim::Problem> problems = {make_problem(2, 4, 4, 1024, 1024, 128, full()),
+                                        make_problem(1, 8, 2, 1024, 1024, 64, causal())};
+  for (auto const& p : problems) {
+    int strategies = 0;
+    for (auto const& name : sim::strategy_names()) {
+      sim::Schedule s;
+      try {
+        s = sim::make_strategy(name, p, sim::machine_preset("h200"));
+      } catch (UserError const&) {
+        continue;
+      }
+      INFO("strategy " << name << ", head_dim " << p.head_dim << ", " << sim::to_string(p.mask));
+      int const differing = count_differing_runs(p, s, Reduction::kDeterministic, 100);
+      std::printf("determinism: %-16s d%d %-7s 100 runs, %d differ\n", name.c_str(), p.head_dim,
+                  sim::to_string(p.mask).c_str(), differing);
+      CHECK(differing == 0);
+      ++strategies;
+    }
+    CHECK(strategies >= 3);
+    // The same test must be able to fail: unordered atomics change bits from run to run.
+    int const atomic_differing =
+        count_differing_runs(p, sim::make_strategy("fa3", p, sim::machine_preset("h200")), Reduction::kAtomic, 100);
+    std::printf("determinism: atomic (fa3) d%d %-7s 100 runs, %d differ\n", p.head_dim, sim::to_string(p.mask).c_str(),
+                atomic_differing);
+    CHECK(atomic_differing > 0);
+  }
+}
+
+TEST_CASE("bad input is refused with a UserError", "[gpu]") {
+  sim::Problem p = make_problem(1, 2, 2, 256, 256, 128, full());
+  SECTION("head_dim other than 64 and 128") {
+    p.head_dim = 96;
+    CHECK_THROWS_AS(Attention(p, DType::kBf16, 0.1f), UserError);
+  }
+  SECTION("tiles other than the kernel's") {
+    p.tile_n = 64;
+    CHECK_THROWS_AS(Attention(p, DType::kBf16, 0.1f), UserError);
+  }
+  SECTION("an invalid schedule (a step missing)") {
+    Attention attn(p, DType::kBf16, 0.1f);
+    sim::Schedule s = simple_schedule(p, false, sim::LaunchModel::kPersistent);
+    s.ctas[0].items[0].q_order.pop_back();
+    CHECK_THROWS_AS(attn.set_schedule(s), UserError);
+  }
+  SECTION("a persistent grid larger than the GPU can hold") {
+    sim::Problem big = make_problem(8, 16, 16, 1024, 1024, 128, full());
+    Attention attn(big, DType::kBf16, 0.1f);
+    CHECK_THROWS_AS(attn.set_schedule(simple_schedule(big, false, sim::LaunchModel::kPersistent)), UserError);
+  }
+  SECTION("backward before a schedule") {
+    Attention attn(p, DType::kBf16, 0.1f);
+    DeviceTensors dev(p, DType::kBf16);
+    CHECK_THROWS_AS(attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr), UserError);
+  }
+}
+
+TEST_CASE("registry: generic kernels for both head dims and dtypes, specializations by key", "[gpu]") {
+  for (int d : {64, 128}) {
+    for (DType t : {DType::kBf16, DType::kFp16}) {
+      KernelKey key{d, kKernelTileM, kKernelTileN, kMaskCausal, t, 12345};
+      BwdKernel const k = find_bwd_kernel(key);
+      CHECK(k.key.schedule_hash == 0);
+      CHECK(k.key.head_dim == d);
+      CHECK(k.launch != nullptr);
+    }
+  }
+  KernelKey bad{96, kKernelTileM, kKernelTileN, -1, DType::kBf16, 0};
+  CHECK_THROWS_AS(find_bwd_kernel(bad), UserError);
+  sim::Problem const p = make_problem(1, 1, 1, 128, 128, 64, full());
+  sim::Schedule const a = simple_schedule(p, false, sim::LaunchModel::kPersistent);
+  sim::Schedule const b = simple_schedule(p, true, sim::LaunchModel::kPersistent);
+  CHECK(schedule_hash(a) == schedule_hash(a));
+  CHECK(schedule_hash(a) != schedule_hash(simple_schedule(p, false, sim::LaunchModel::kDynamic)));
+  CHECK(schedule_hash(a) != 0);
+  (void)b;
+}
+
+}  // namespace dash::rt::test
