@@ -1,0 +1,306 @@
+// The two evaluations of the model: exact hand-computed cases for every edge type, the paper's
+// closed forms, and longest path == event-driven on hundreds of random valid schedules.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "dagsim/bounds.h"
+#include "dagsim/simulate.h"
+#include "dagsim/validate.h"
+#include "tests/dagsim/random_schedule.h"
+
+using namespace dash::sim;
+
+namespace {
+
+// q_tiles x kv_tiles tiles of 64 per (batch, head), one batch.
+Problem grid(int q_tiles, int kv_tiles, int q_heads = 1, int kv_heads = 1, Mask mask = {}) {
+  Problem p;
+  p.q_heads = q_heads;
+  p.kv_heads = kv_heads;
+  p.tile_m = 64;
+  p.tile_n = 64;
+  p.seqlen_q = 64 * q_tiles;
+  p.seqlen_k = 64 * kv_tiles;
+  p.mask = mask;
+  return p;
+}
+
+CostModel costs(Cycles c, Cycles r, Cycles latency, int k, Cycles reduce_kv = 0) {
+  CostModel cost;
+  cost.compute = c;
+  cost.reduce = r;
+  cost.latency = latency;
+  cost.dq_buffer = k;
+  cost.proportional = false;
+  cost.reduce_kv = reduce_kv;
+  return cost;
+}
+
+Schedule make(std::vector<std::vector<WorkItem>> ctas, std::vector<std::vector<int>> dq_order,
+              std::vector<std::vector<int>> dkv_order = {}, LaunchModel launch = LaunchModel::kPersistent) {
+  Schedule s;
+  s.strategy = "test";
+  s.launch = launch;
+  for (auto& items : ctas) s.ctas.push_back(Cta{std::move(items)});
+  s.dq_order = std::move(dq_order);
+  s.dkv_order = std::move(dkv_order);
+  return s;
+}
+
+// Both evaluations, after validation; returns the longest-path result.
+SimResult both(Problem const& p, Machine const& m, CostModel const& cost, Schedule const& s) {
+  validate(p, m, s);
+  SimResult result = simulate(p, m, cost, s);
+  REQUIRE(simulate_events(p, m, cost, s) == result.makespan);
+  return result;
+}
+
+// The paper's FA3 order: CTA j owns KV tile j of every head in turn, Q ascending, ranks by KV
+// ascending. Full mask, n x n tiles, m heads, n SMs.
+Schedule fa3_full(int n, int m) {
+  std::vector<std::vector<WorkItem>> ctas(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    for (int h = 0; h < m; ++h) {
+      WorkItem item{0, h, j, {}};
+      for (int i = 0; i < n; ++i) item.q_order.push_back(i);
+      ctas[static_cast<std::size_t>(j)].push_back(item);
+    }
+  }
+  std::vector<int> ascending;
+  for (int j = 0; j < n; ++j) ascending.push_back(j);
+  return make(ctas, std::vector<std::vector<int>>(static_cast<std::size_t>(n * m), ascending));
+}
+
+// DASH's shift: KV tile a visits Q tiles (a + t) mod n; ranks by arrival.
+Schedule shift_full(Problem const& p, int n, int m) {
+  Schedule s;
+  s.launch = LaunchModel::kPersistent;
+  s.ctas.resize(static_cast<std::size_t>(n));
+  for (int a = 0; a < n; ++a) {
+    for (int h = 0; h < m; ++h) {
+      WorkItem item{0, h, a, {}};
+      for (int t = 0; t < n; ++t) item.q_order.push_back((a + t) % n);
+      s.ctas[static_cast<std::size_t>(a)].items.push_back(item);
+    }
+  }
+  assign_arrival_ranks(p, s);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("one CTA: program order, C->R, writer order and the buffer depth k", "[simulate]") {
+  Problem const p = grid(3, 1);
+  Machine const m = machine_with_sms(1);
+  Schedule const s = make({{WorkItem{0, 0, 0, {0, 1, 2}}}}, {{0}, {0}, {0}});
+  // Nodes: C0=0 R0=1 C1=2 R1=3 C2=4 R2=5. c = 5, r = 10: the writer is the bottleneck.
+  SECTION("k = 0: C and R back to back") {
+    SimResult const r = both(p, m, costs(5, 10, 0, 0), s);
+    CHECK(r.makespan == 45);
+    CHECK(r.node_start == std::vector<Cycles>{0, 5, 15, 20, 30, 35});
+    CHECK(r.ctas[0].busy == 45);
+    CHECK(r.ctas[0].waiting == 0);
+    CHECK(r.ctas[0].idle == 0);
+  }
+  SECTION("k = 1: C(t+2) waits for R(t)") {
+    SimResult const r = both(p, m, costs(5, 10, 0, 1), s);
+    CHECK(r.makespan == 35);
+    CHECK(r.node_start == std::vector<Cycles>{0, 5, 5, 15, 15, 25});
+    CHECK(r.ctas[0].busy == 15);
+    CHECK(r.ctas[0].waiting == 5);  // C2 ready at 10, buffer frees at 15
+    CHECK(r.ctas[0].idle == 15);
+  }
+  SECTION("k = 2: C runs ahead, the writer sets the pace") {
+    SimResult const r = both(p, m, costs(5, 10, 0, 2), s);
+    CHECK(r.makespan == 35);
+    CHECK(r.node_start == std::vector<Cycles>{0, 5, 5, 15, 10, 25});
+    CHECK(r.ctas[0].waiting == 0);
+    CHECK(r.critical_path == std::vector<int>{0, 1, 3, 5});
+  }
+}
+
+TEST_CASE("rank order with hand-off latency", "[simulate]") {
+  Problem const p = grid(1, 2);
+  Machine const m = machine_with_sms(2);
+  // KV tile 1 (CTA 1) adds first; CTA 0 waits for its ticket: 15 + L = 22.
+  Schedule const s = make({{WorkItem{0, 0, 0, {0}}}, {WorkItem{0, 0, 1, {0}}}}, {{1, 0}});
+  SimResult const r = both(p, m, costs(10, 5, 7, 0), s);
+  CHECK(r.makespan == 27);
+  CHECK(r.node_start == std::vector<Cycles>{0, 22, 0, 10});
+  CHECK(r.ctas[0].busy == 15);
+  CHECK(r.ctas[0].waiting == 12);
+  CHECK(r.ctas[0].idle == 0);
+  CHECK(r.ctas[1].waiting == 0);
+  CHECK(r.ctas[1].idle == 12);
+  CHECK(r.critical_path == std::vector<int>{2, 3, 1});
+  auto const slices = r.slices();
+  REQUIRE(slices.size() == 4);
+  CHECK(slices[1].ready == 10);  // R of CTA 0 was ready at 10, paid 12 for the ticket
+  CHECK(slices[1].start == 22);
+  CHECK(slices[1].finish == 27);
+}
+
+TEST_CASE("dynamic launch: list scheduling onto the first free SM", "[simulate]") {
+  // Causal 3x3: KV tile j sees Q tiles j..2, so items have 3, 2 and 1 steps.
+  Problem const p = grid(3, 3, 1, 1, Mask{MaskKind::kCausal, 0, 0});
+  CostModel const cost = costs(10, 2, 0, 0);
+  SECTION("one SM: strictly one after another") {
+    Schedule const s = make({{WorkItem{0, 0, 2, {2}}}, {WorkItem{0, 0, 1, {1, 2}}}}, {{}, {}, {}},
+                            {}, LaunchModel::kDynamic);
+    // Not every step is covered: use the full schedule below for exact values.
+    CHECK_THROWS_AS(validate(p, machine_with_sms(1), s), dash::UserError);
+  }
+  SECTION("rank waits on a CTA launched when an SM frees") {
+    Schedule const s = make({{WorkItem{0, 0, 0, {0, 1, 2}}}, {WorkItem{0, 0, 2, {2}}}, {WorkItem{0, 0, 1, {1, 2}}}},
+                            {{0}, {0, 1}, {0, 1, 2}}, {}, LaunchModel::kDynamic);
+    SimResult const r = both(p, machine_with_sms(2), cost, s);
+    CHECK(r.makespan == 62);
+    CHECK(r.ctas[0].finish == 36);
+    CHECK(r.ctas[2].start == 36);
+    CHECK(r.ctas[2].sm == 0);
+    CHECK(r.ctas[1].finish == 62);
+    // Under one SM CTA 1 would wait forever on CTA 2, which needs CTA 1's SM.
+    CHECK_THROWS_WITH(validate(p, machine_with_sms(1), s), Catch::Contains("deadlock"));
+  }
+  SECTION("the earlier finisher's SM is taken") {
+    Schedule const s = make({{WorkItem{0, 0, 0, {0, 1, 2}}}, {WorkItem{0, 0, 2, {2}}}, {WorkItem{0, 0, 1, {1, 2}}}},
+                            {{0}, {1, 0}, {2, 1, 0}}, {}, LaunchModel::kDynamic);
+    SimResult const r = both(p, machine_with_sms(2), cost, s);
+    CHECK(r.makespan == 38);
+    CHECK(r.ctas[1].finish == 12);
+    CHECK(r.ctas[2].start == 12);
+    CHECK(r.ctas[2].sm == 1);
+    CHECK(r.ctas[0].finish == 38);
+  }
+  SECTION("one SM runs them back to back") {
+    Schedule const s = make({{WorkItem{0, 0, 0, {0, 1, 2}}}, {WorkItem{0, 0, 1, {1, 2}}}, {WorkItem{0, 0, 2, {2}}}},
+                            {{0}, {0, 1}, {0, 1, 2}}, {}, LaunchModel::kDynamic);
+    SimResult const r = both(p, machine_with_sms(1), cost, s);
+    CHECK(r.makespan == 6 * 12);
+    CHECK(r.ctas[1].start == 36);
+    CHECK(r.ctas[2].start == 60);
+    CHECK(r.ctas[2].idle == 60);
+  }
+}
+
+TEST_CASE("GQA: dK/dV epilogue chains", "[simulate][gqa]") {
+  CostModel const cost = costs(10, 5, 3, 1, 7);
+  SECTION("two CTAs, head 1 adds first") {
+    Problem const p = grid(1, 1, 2, 1);
+    Schedule const s = make({{WorkItem{0, 0, 0, {0}}}, {WorkItem{0, 1, 0, {0}}}}, {{0}, {0}}, {{1, 0}});
+    SimResult const r = both(p, machine_with_sms(2), cost, s);
+    CHECK(r.makespan == 32);  // K of head 1 at [15, 22], visible at 25, K of head 0 at [25, 32]
+  }
+  SECTION("one CTA: the next item starts after the epilogue") {
+    Problem const p = grid(1, 1, 2, 1);
+    Schedule const s = make({{WorkItem{0, 0, 0, {0}}, WorkItem{0, 1, 0, {0}}}}, {{0}, {0}}, {{0, 1}});
+    SimResult const r = both(p, machine_with_sms(1), cost, s);
+    CHECK(r.makespan == 44);
+    CHECK(r.ctas[0].waiting == 12);  // C of item 2 ready at 10, starts after K at 22
+    CHECK(r.ctas[0].busy == 20);
+  }
+  SECTION("items without visible tiles still pass the chain") {
+    // window 0,0 with offset 128: only KV tile 2 sees the single Q tile.
+    Problem const p = grid(1, 3, 2, 1, Mask{MaskKind::kWindow, 0, 0});
+    REQUIRE_FALSE(p.is_visible(0, 0, 0));
+    REQUIRE_FALSE(p.is_visible(0, 0, 1));
+    Schedule const s = make({{WorkItem{0, 0, 0, {}}, WorkItem{0, 0, 1, {}}, WorkItem{0, 0, 2, {0}}},
+                             {WorkItem{0, 1, 0, {}}, WorkItem{0, 1, 1, {}}, WorkItem{0, 1, 2, {0}}}},
+                            {{2}, {2}}, {{1, 0}, {0, 1}, {0, 1}});
+    SimResult const r = both(p, machine_with_sms(2), cost, s);
+    CHECK(r.makespan == 56);
+    // Without the empty items the schedule is incomplete under GQA.
+    Schedule missing = s;
+    missing.ctas[0].items.erase(missing.ctas[0].items.begin());
+    CHECK_THROWS_WITH(validate(p, machine_with_sms(2), missing), Catch::Contains("(b=0, h=0, j=0) is missing"));
+  }
+}
+
+TEST_CASE("paper model closed form: FA3 ascending, full mask = m n (c + r) + (n - 1) r", "[simulate][closed-form]") {
+  for (int n = 1; n <= 6; ++n) {
+    for (int m = 1; m <= 4; ++m) {
+      for (auto [c, r] : {std::pair<Cycles, Cycles>{4, 1}, {3, 2}, {10, 7}, {1, 5}}) {
+        Problem const p = grid(n, n, m, m);
+        Schedule const s = fa3_full(n, m);
+        SimResult const result = both(p, machine_with_sms(n), paper_model(c, r), s);
+        INFO("n=" << n << " m=" << m << " c=" << c << " r=" << r);
+        CHECK(result.makespan == m * n * (c + r) + (n - 1) * r);
+      }
+    }
+  }
+}
+
+TEST_CASE("paper model closed form: shift, full mask = m n (c + r), the work bound", "[simulate][closed-form]") {
+  for (int n = 1; n <= 6; ++n) {
+    for (int m = 1; m <= 3; ++m) {
+      Problem const p = grid(n, n, m, m);
+      Schedule const s = shift_full(p, n, m);
+      CostModel const cost = paper_model(5, 2);
+      SimResult const result = both(p, machine_with_sms(n), cost, s);
+      INFO("n=" << n << " m=" << m);
+      CHECK(result.makespan == m * n * 7);
+      CHECK(result.makespan == compute_bounds(p, machine_with_sms(n), cost).work);
+    }
+  }
+}
+
+TEST_CASE("longest path equals the event-driven run on random valid schedules", "[simulate][random]") {
+  Rng rng(7);
+  int dynamic = 0;
+  int gqa = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    testing::RandomCase const rc = testing::random_case(rng);
+    INFO("trial " << trial);
+    REQUIRE_NOTHROW(validate(rc.problem, rc.machine, rc.schedule));
+    SimResult const r = simulate(rc.problem, rc.machine, rc.cost, rc.schedule);
+    REQUIRE(simulate_events(rc.problem, rc.machine, rc.cost, rc.schedule) == r.makespan);
+    dynamic += rc.schedule.launch == LaunchModel::kDynamic ? 1 : 0;
+    gqa += rc.problem.is_gqa() ? 1 : 0;
+
+    // Time split: busy + waiting + idle = makespan, all non-negative.
+    for (auto const& cta : r.ctas) {
+      REQUIRE(cta.busy >= 0);
+      REQUIRE(cta.waiting >= 0);
+      REQUIRE(cta.idle >= 0);
+      REQUIRE(cta.busy + cta.waiting + cta.idle == r.makespan);
+      REQUIRE(cta.finish <= r.makespan);
+      REQUIRE(cta.sm >= 0);
+      REQUIRE(cta.sm < rc.machine.sms);
+    }
+    // The critical path is a chain of edges whose weights and latencies add up to the makespan.
+    REQUIRE_FALSE(r.critical_path.empty());
+    Dag const& dag = r.dag;
+    int const first = r.critical_path.front();
+    REQUIRE(r.node_start[static_cast<std::size_t>(first)] ==
+            (rc.schedule.launch == LaunchModel::kPersistent ? 0 : r.ctas[static_cast<std::size_t>(dag.nodes[static_cast<std::size_t>(first)].cta)].start));
+    for (std::size_t k = 1; k < r.critical_path.size(); ++k) {
+      int const from = r.critical_path[k - 1];
+      int const to = r.critical_path[k];
+      bool found = false;
+      for (int e = dag.in_begin[static_cast<std::size_t>(to)]; e < dag.in_begin[static_cast<std::size_t>(to) + 1]; ++e) {
+        Edge const& edge = dag.in_edges[static_cast<std::size_t>(e)];
+        if (edge.from == from && r.node_start[static_cast<std::size_t>(from)] + dag.nodes[static_cast<std::size_t>(from)].weight +
+                                         edge.latency == r.node_start[static_cast<std::size_t>(to)]) {
+          found = true;
+        }
+      }
+      REQUIRE(found);
+    }
+    int const last = r.critical_path.back();
+    REQUIRE(r.node_start[static_cast<std::size_t>(last)] + dag.nodes[static_cast<std::size_t>(last)].weight == r.makespan);
+    REQUIRE(r.steps == count_steps(rc.schedule));
+    // No schedule beats the lower bounds.
+    REQUIRE(compute_bounds(rc.problem, rc.machine, rc.cost).lower() <= r.makespan);
+  }
+  CHECK(dynamic > 200);
+  CHECK(gqa > 200);
+}
+
+TEST_CASE("negative costs are a user error", "[simulate]") {
+  Problem const p = grid(1, 1);
+  Schedule const s = make({{WorkItem{0, 0, 0, {0}}}}, {{0}});
+  CHECK_THROWS_AS(simulate(p, machine_with_sms(1), costs(-1, 1, 0, 0), s), dash::UserError);
+  CHECK_THROWS_AS(simulate_events(p, machine_with_sms(1), costs(1, 1, 0, -1), s), dash::UserError);
+}
