@@ -1,8 +1,6 @@
 #include "dagsim/search_plan.h"
 
 #include <algorithm>
-#include <functional>
-#include <queue>
 #include <utility>
 
 #include "dagsim/error.h"
@@ -130,6 +128,50 @@ struct Walker {
   Cycles wait = 0;
 };
 
+// A binary min-heap of (time, CTA) with replace-top: the CTA just served usually goes straight back
+// in with a later time, so one sift-down replaces a pop and a push.
+class EventHeap {
+ public:
+  [[nodiscard]] bool empty() const { return data_.empty(); }
+  [[nodiscard]] std::pair<Cycles, int> const& top() const { return data_.front(); }
+  void push(Cycles at, int who) {
+    data_.emplace_back(at, who);
+    std::size_t i = data_.size() - 1;
+    while (i > 0) {
+      std::size_t const parent = (i - 1) / 2;
+      if (!(data_[i] < data_[parent])) break;
+      std::swap(data_[i], data_[parent]);
+      i = parent;
+    }
+  }
+  void pop() {
+    data_.front() = data_.back();
+    data_.pop_back();
+    if (!data_.empty()) sift_down();
+  }
+  void replace_top(Cycles at, int who) {
+    data_.front() = {at, who};
+    sift_down();
+  }
+
+ private:
+  void sift_down() {
+    std::size_t const n = data_.size();
+    std::size_t i = 0;
+    auto const moving = data_[0];
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && data_[child + 1] < data_[child]) ++child;
+      if (!(data_[child] < moving)) break;
+      data_[i] = data_[child];
+      i = child;
+    }
+    data_[i] = moving;
+  }
+  std::vector<std::pair<Cycles, int>> data_;
+};
+
 }  // namespace
 
 Cycles PlanEvaluator::run(Plan const& plan, PlanCost* detail, Schedule* ranks) {
@@ -154,18 +196,26 @@ Cycles PlanEvaluator::run(Plan const& plan, PlanCost* detail, Schedule* ranks) {
     detail->cta_wait.assign(static_cast<std::size_t>(ctas), 0);
   }
 
-  using Event = std::pair<Cycles, int>;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> requests;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> free_sms;  // dynamic: (time, sm)
+  EventHeap requests;
+  EventHeap free_sms;  // dynamic: (time, finished CTA)
+  bool served = false;  // the top of `requests` is the CTA just served: replace it, not push
   Cycles makespan = 0;
   int next_launch = 0;
 
+  auto schedule_request = [&](Cycles at, int c) {
+    if (served) {
+      requests.replace_top(at, c);
+      served = false;
+    } else {
+      requests.push(at, c);
+    }
+  };
   // Computes the CTA's next ticket request, or retires it.
   auto advance = [&](int c) {
     auto& w = walkers[c];
     auto const& list = plan.ctas[c];
     if (w.pending_kv) {
-      requests.emplace(std::max(w.c_finish, w.writer), c);
+      schedule_request(std::max(w.c_finish, w.writer), c);
       return;
     }
     if (w.list_pos == static_cast<int>(list.size())) {
@@ -175,7 +225,11 @@ Cycles PlanEvaluator::run(Plan const& plan, PlanCost* detail, Schedule* ranks) {
         detail->cta_finish[c] = finish;
         detail->cta_wait[c] = w.wait;
       }
-      if (plan.launch == LaunchModel::kDynamic) free_sms.emplace(finish, c);
+      if (plan.launch == LaunchModel::kDynamic) free_sms.push(finish, c);
+      if (served) {
+        requests.pop();
+        served = false;
+      }
       return;
     }
     int const id = list[w.list_pos];
@@ -190,7 +244,7 @@ Cycles PlanEvaluator::run(Plan const& plan, PlanCost* detail, Schedule* ranks) {
     }
     w.wait += ready - std::max(w.c_finish, w.start);
     w.c_finish = ready + step_cost(id, q);
-    requests.emplace(std::max(w.c_finish, w.writer), c);
+    schedule_request(std::max(w.c_finish, w.writer), c);
   };
 
   auto dispatch = [&](Cycles at) {
@@ -218,7 +272,7 @@ Cycles PlanEvaluator::run(Plan const& plan, PlanCost* detail, Schedule* ranks) {
       continue;
     }
     auto const [at, c] = requests.top();
-    requests.pop();
+    served = true;
     auto& w = walkers[c];
     int const id = plan.ctas[c][w.list_pos];
     if (w.pending_kv) {
