@@ -103,6 +103,8 @@ std::vector<Cta> launch_in_order(std::vector<Unit> const& units) {
 
 /// Persistent: grid = min(sms, units); CTA c runs units c, c + G, c + 2G, ...
 std::vector<Cta> place_round_robin(std::vector<Unit> const& units, int sms) {
+  // Never empty: the last query row always sees the last key column, whatever the mask.
+  DASH_ASSERT(!units.empty());
   std::size_t const grid = std::min(units.size(), static_cast<std::size_t>(sms));
   std::vector<Cta> ctas(grid);
   for (std::size_t u = 0; u < units.size(); ++u) {
@@ -115,6 +117,7 @@ std::vector<Cta> place_round_robin(std::vector<Unit> const& units, int sms) {
 /// Persistent: each unit, in enumeration order, goes to the CTA with the fewest steps so far (ties:
 /// lowest index) — the assignment a dynamic dispatcher makes when nothing waits.
 std::vector<Cta> place_list_scheduled(std::vector<Unit> const& units, int sms) {
+  DASH_ASSERT(!units.empty());
   std::size_t const grid = std::min(units.size(), static_cast<std::size_t>(sms));
   std::vector<Cta> ctas(grid);
   using Slot = std::pair<std::int64_t, std::size_t>;  // (steps so far, CTA)
