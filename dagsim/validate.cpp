@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -253,39 +254,51 @@ void check_deadlock(Problem const& problem, Machine const& machine, Schedule con
   }
   if (queue.size() == n) return;
 
-  // Stuck. The lowest launched CTA with work left is blocked at its first unfinished node, which
-  // can only be a reduction waiting for its predecessor in rank order: its own earlier nodes are done.
-  for (int c = 0; c < std::min(launched, num_ctas); ++c) {
-    if (remaining[static_cast<std::size_t>(c)] == 0) continue;
+  // Stuck. A launched CTA with work left is blocked at its first unfinished node, which can only
+  // be a reduction waiting for its predecessor in rank order (its own earlier nodes are done).
+  auto blocker = [&](int c) {
     int v = base[c];
     while (done[static_cast<std::size_t>(v)]) ++v;
-    Node const& node = dag.nodes[static_cast<std::size_t>(v)];
     for (int e = dag.in_begin[static_cast<std::size_t>(v)]; e < dag.in_begin[static_cast<std::size_t>(v) + 1]; ++e) {
       Edge const& edge = dag.in_edges[static_cast<std::size_t>(e)];
-      if (done[static_cast<std::size_t>(edge.from)]) continue;
-      Node const& pred = dag.nodes[static_cast<std::size_t>(edge.from)];
-      int const holder = pred.cta;
-      std::string const why =
-          holder >= launched
-              ? fmt::format("CTA {}, which is never launched: dynamic launch keeps only {} CTAs resident", holder,
-                            machine.sms)
-              : fmt::format("CTA {}, itself stuck", holder);
-      if (node.kind == NodeKind::kReduceKv) {
-        int const kvh = node.head / problem.group_size();
-        auto const& order = schedule.dkv_order[static_cast<std::size_t>(index.dkv_id(node.batch, kvh, node.kv_tile))];
-        auto const rank = std::find(order.begin(), order.end(), node.head) - order.begin();
-        user_error("deadlock: CTA {} waits on dK/dV tile (b={}, kvh={}, j={}) rank {} that can never be released "
-                   "(rank {} belongs to {})",
-                   c, node.batch, kvh, node.kv_tile, rank, rank - 1, why);
-      }
-      auto const& order = schedule.dq_order[static_cast<std::size_t>(index.dq_id(node.batch, node.head, node.q_tile))];
-      auto const rank = std::find(order.begin(), order.end(), node.kv_tile) - order.begin();
-      user_error("deadlock: CTA {} waits on dQ tile (b={}, h={}, i={}) rank {} that can never be released "
-                 "(rank {} belongs to {})",
-                 c, node.batch, node.head, node.q_tile, rank, rank - 1, why);
+      if (!done[static_cast<std::size_t>(edge.from)]) return std::pair<int, int>{v, edge.from};
     }
+    DASH_ASSERT(false && "a stuck node has an unfinished predecessor");
+    return std::pair<int, int>{v, -1};
+  };
+  int stuck = 0;
+  while (stuck < launched && remaining[static_cast<std::size_t>(stuck)] == 0) ++stuck;
+  DASH_ASSERT(stuck < launched);
+  auto const [v, pred] = blocker(stuck);
+  // Follow the waits to their root: a CTA that is never launched, or a cycle of rank orders.
+  std::vector<char> seen(static_cast<std::size_t>(num_ctas), 0);
+  seen[static_cast<std::size_t>(stuck)] = 1;
+  int const holder = dag.nodes[static_cast<std::size_t>(pred)].cta;
+  int root = holder;
+  while (root < launched && !seen[static_cast<std::size_t>(root)]) {
+    seen[static_cast<std::size_t>(root)] = 1;
+    root = dag.nodes[static_cast<std::size_t>(blocker(root).second)].cta;
   }
-  DASH_ASSERT(false && "a stuck play always has a launched CTA blocked on a rank edge");
+  std::string const why =
+      root >= launched
+          ? fmt::format("the waits end at CTA {}, which is never launched: dynamic launch keeps only {} CTAs resident",
+                        root, machine.sms)
+          : fmt::format("the rank orders wait on each other in a cycle through CTA {}", root);
+  Node const& node = dag.nodes[static_cast<std::size_t>(v)];
+  if (node.kind == NodeKind::kReduceKv) {
+    int const kvh = node.head / problem.group_size();
+    auto const& order = schedule.dkv_order[static_cast<std::size_t>(index.dkv_id(node.batch, kvh, node.kv_tile))];
+    auto const rank = std::find(order.begin(), order.end(), node.head) - order.begin();
+    user_error("deadlock: CTA {} waits on dK/dV tile (b={}, kvh={}, j={}) rank {} that can never be released "
+               "(rank {} belongs to CTA {}; {})",
+               stuck, node.batch, kvh, node.kv_tile, rank, rank - 1, holder, why);
+  }
+  DASH_ASSERT(node.kind == NodeKind::kReduce);
+  auto const& order = schedule.dq_order[static_cast<std::size_t>(index.dq_id(node.batch, node.head, node.q_tile))];
+  auto const rank = std::find(order.begin(), order.end(), node.kv_tile) - order.begin();
+  user_error("deadlock: CTA {} waits on dQ tile (b={}, h={}, i={}) rank {} that can never be released "
+             "(rank {} belongs to CTA {}; {})",
+             stuck, node.batch, node.head, node.q_tile, rank, rank - 1, holder, why);
 }
 
 }  // namespace
