@@ -1,0 +1,335 @@
+// Runs the built `dash` binary and checks exit codes, stdout JSON and stderr lines.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/bounds.h"
+#include "dagsim/cost_model.h"
+#include "dagsim/schedule_io.h"
+#include "dagsim/simulate.h"
+#include "dagsim/strategies.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Output {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(fs::path const& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A scratch directory per test, removed at the end.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    static int counter = 0;
+    dir = fs::temp_directory_path() / fmt::format("dash_cli_{}_{}", ::getpid(), counter++);
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  [[nodiscard]] std::string operator/(std::string const& name) const { return (dir / name).string(); }
+  [[nodiscard]] std::size_t entries() const {
+    std::size_t n = 0;
+    for ([[maybe_unused]] auto const& e : fs::directory_iterator(dir)) ++n;
+    return n;
+  }
+};
+
+Output run_dash(std::string const& args) {
+  Scratch const io;
+  std::string const command = fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args, io / "out", io / "err");
+  int const status = std::system(command.c_str());
+  Output o;
+  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = slurp(io.dir / "out");
+  o.err = slurp(io.dir / "err");
+  return o;
+}
+
+/// Exit 2, nothing on stdout, exactly one "dash: error: ..." line on stderr.
+void check_user_error(Output const& o, std::string const& expected) {
+  INFO("stderr: " << o.err);
+  CHECK(o.rc == 2);
+  CHECK(o.out.empty());
+  CHECK(o.err.rfind("dash: error: ", 0) == 0);
+  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  CHECK(o.err.find(expected) != std::string::npos);
+}
+
+dash::sim::Problem small_problem() {
+  dash::sim::Problem p;
+  p.q_heads = p.kv_heads = 4;
+  p.seqlen_q = p.seqlen_k = 2048;
+  p.mask = dash::sim::Mask{dash::sim::MaskKind::kCausal, 0, 0};
+  return p;
+}
+constexpr char const* kSmall = "--sms 16 --heads 4 --seqlen 2048";
+
+}  // namespace
+
+TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]") {
+  Output const o = run_dash(fmt::format("simulate {} --strategy descending --json", kSmall));
+  REQUIRE(o.rc == 0);
+  CHECK(o.err.empty());
+  json const j = json::parse(o.out);
+  auto const p = small_problem();
+  auto const m = dash::sim::machine_with_sms(16);
+  auto const cost = dash::sim::default_model(p);
+  auto const expected = dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m));
+  auto const bounds = dash::sim::compute_bounds(p, m, cost);
+  CHECK(j["strategy"] == "descending");
+  CHECK(j["valid"] == true);
+  CHECK(j["makespan"].get<std::int64_t>() == expected.makespan);
+  CHECK(j["steps"].get<std::int64_t>() == expected.steps);
+  CHECK(j["lower_bound"].get<std::int64_t>() == bounds.lower());
+  CHECK(j["critical_path_nodes"].get<std::size_t>() == expected.critical_path.size());
+  CHECK(j["gap"].get<double>() == Approx(dash::sim::gap_to_bound(expected.makespan, bounds.lower())));
+  CHECK(j["utilization"].get<double>() == Approx(expected.utilization(16)));
+  CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
+}
+
+TEST_CASE("cli: explicit cost flags override the model", "[cli]") {
+  Output const o = run_dash(fmt::format("simulate {} --model paper --c 100 --r 40 --latency 7 --dq-buffer 2 --json", kSmall));
+  REQUIRE(o.rc == 0);
+  json const j = json::parse(o.out);
+  CHECK(j["model"]["c"] == 100);
+  CHECK(j["model"]["r"] == 40);
+  CHECK(j["model"]["latency"] == 7);
+  CHECK(j["model"]["dq_buffer"] == 2);
+  CHECK(j["model"]["proportional"] == false);
+  auto const p = small_problem();
+  auto cost = dash::sim::paper_model(100, 40);
+  cost.latency = 7;
+  cost.dq_buffer = 2;
+  auto const m = dash::sim::machine_with_sms(16);
+  CHECK(j["makespan"].get<std::int64_t>() ==
+        dash::sim::simulate(p, m, cost, dash::sim::make_strategy("fa3", p, m)).makespan);
+}
+
+TEST_CASE("cli: simulate prints a human table", "[cli]") {
+  Output const o = run_dash(fmt::format("simulate {}", kSmall));
+  REQUIRE(o.rc == 0);
+  for (char const* field : {"makespan", "lower bound", "gap", "utilization", "busy", "waiting", "idle",
+                            "critical path", "C b0 h0 i0 j0"}) {
+    CHECK(o.out.find(field) != std::string::npos);
+  }
+}
+
+TEST_CASE("cli: compare lists every strategy with speedups over fa3", "[cli]") {
+  Output const o = run_dash(fmt::format("compare {} --json", kSmall));
+  REQUIRE(o.rc == 0);
+  json const list = json::parse(o.out);
+  REQUIRE(list.is_array());
+  auto const names = dash::sim::strategy_names();
+  REQUIRE(list.size() == names.size());
+  std::int64_t fa3 = 0;
+  int best = 0;
+  std::int64_t best_makespan = INT64_MAX;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    CHECK(list[k]["strategy"] == names[k]);
+    if (!list[k]["valid"].get<bool>()) continue;
+    if (names[k] == "fa3") fa3 = list[k]["makespan"];
+    best += list[k]["best"].get<bool>() ? 1 : 0;
+    best_makespan = std::min(best_makespan, list[k]["makespan"].get<std::int64_t>());
+  }
+  REQUIRE(fa3 > 0);
+  CHECK(best == 1);
+  for (auto const& r : list) {
+    if (!r["valid"].get<bool>()) continue;
+    CHECK(r["speedup_vs_fa3"].get<double>() == Approx(static_cast<double>(fa3) / r["makespan"].get<double>()));
+    CHECK(r["makespan"].get<std::int64_t>() >= r["lower_bound"].get<std::int64_t>());
+    if (r["best"].get<bool>()) CHECK(r["makespan"].get<std::int64_t>() == best_makespan);
+  }
+  Output const table = run_dash(fmt::format("compare {}", kSmall));
+  REQUIRE(table.rc == 0);
+  for (auto const& name : names) CHECK(table.out.find(name) != std::string::npos);
+  CHECK(table.out.find("1.000x") != std::string::npos);
+}
+
+TEST_CASE("cli: bounds match the library", "[cli]") {
+  Output const o = run_dash(fmt::format("bounds {} --json", kSmall));
+  REQUIRE(o.rc == 0);
+  json const j = json::parse(o.out);
+  auto const p = small_problem();
+  auto const b = dash::sim::compute_bounds(p, dash::sim::machine_with_sms(16), dash::sim::default_model(p));
+  CHECK(j["work"].get<std::int64_t>() == b.work);
+  CHECK(j["chain"].get<std::int64_t>() == b.chain);
+  CHECK(j["lower"].get<std::int64_t>() == b.lower());
+  Output const text = run_dash(fmt::format("bounds {}", kSmall));
+  CHECK(text.out.find(fmt::format("{}", b.work)) != std::string::npos);
+}
+
+TEST_CASE("cli: schedule files round-trip through --schedule-out, validate and simulate", "[cli]") {
+  Scratch const tmp;
+  std::string const file = tmp / "s.json";
+  Output const made = run_dash(fmt::format("simulate {} --strategy shift --mask full --json --schedule-out '{}'", kSmall, file));
+  REQUIRE(made.rc == 0);
+  auto const doc = dash::sim::read_schedule_file(file);
+  CHECK(doc.schedule.strategy == "shift");
+  CHECK(doc.machine.sms == 16);
+
+  Output const valid = run_dash(fmt::format("validate --schedule '{}'", file));
+  CHECK(valid.rc == 0);
+  CHECK(valid.out == "valid\n");
+
+  // The file carries its problem: no flags needed, same makespan.
+  Output const replay = run_dash(fmt::format("simulate --schedule '{}' --json", file));
+  REQUIRE(replay.rc == 0);
+  CHECK(json::parse(replay.out)["makespan"] == json::parse(made.out)["makespan"]);
+  // Flags that agree are fine; flags that disagree are an error.
+  CHECK(run_dash(fmt::format("simulate --schedule '{}' --heads 4 --sms 16 --mask full", file)).rc == 0);
+  check_user_error(run_dash(fmt::format("simulate --schedule '{}' --seqlen 4096", file)),
+                   "is a schedule for batch 1, heads 4, seqlen 2048");
+  check_user_error(run_dash(fmt::format("simulate --schedule '{}' --gpu h200", file)),
+                   "is a schedule for sm16 (16 SMs), but the flags ask for h200 (132 SMs)");
+  check_user_error(run_dash(fmt::format("simulate --schedule '{}' --launch dynamic", file)),
+                   "persistent launch, but --launch asks for dynamic");
+  // compare includes the file's schedule as its own row.
+  Output const cmp = run_dash(fmt::format("compare --schedule '{}' --json", file));
+  REQUIRE(cmp.rc == 0);
+  json const rows = json::parse(cmp.out);
+  CHECK(rows.back()["strategy"] == "shift (file)");
+}
+
+TEST_CASE("cli: a deadlocking or incomplete schedule is rejected by validate and simulate", "[cli]") {
+  Scratch const tmp;
+  std::string const file = tmp / "s.json";
+  REQUIRE(run_dash(fmt::format("simulate --sms 1 --heads 1 --seqlen 256 --mask full --schedule-out '{}'", file)).rc == 0);
+  json doc = json::parse(slurp(file));
+  REQUIRE(doc["ctas"][0]["items"].size() == 2);
+  // One CTA walking KV tile 1 first, while rank 0 of every dQ tile belongs to KV tile 1's
+  // successor on the same CTA: it can never proceed.
+  std::swap(doc["ctas"][0]["items"][0], doc["ctas"][0]["items"][1]);
+  std::ofstream(tmp / "dead.json") << doc.dump();
+  check_user_error(run_dash(fmt::format("validate --schedule '{}'", tmp / "dead.json")), "deadlock");
+  check_user_error(run_dash(fmt::format("simulate --schedule '{}'", tmp / "dead.json")), "deadlock");
+  json missing = json::parse(slurp(file));
+  missing["ctas"][0]["items"][0]["q"].erase(0);
+  std::ofstream(tmp / "missing.json") << missing.dump();
+  Output const o = run_dash(fmt::format("validate --schedule '{}'", tmp / "missing.json"));
+  CHECK(o.rc == 2);
+  CHECK(o.err.rfind("dash: error: ", 0) == 0);
+}
+
+TEST_CASE("cli: every bad input is one error line and exit code 2", "[cli]") {
+  Scratch const tmp;
+  std::ofstream(tmp / "garbage.json") << "{\"version\": \"dash.schedule/1\", \"ctas\": [";
+  std::ofstream(tmp / "array.json") << "[1, 2]";
+  std::ofstream(tmp / "wrong.json") << "{\"version\": \"dash.schedule/7\"}";
+  struct Case {
+    std::string args;
+    std::string expected;
+  };
+  std::vector<Case> const cases = {
+      {"simulate --batch 0", "batch must be positive"},
+      {"simulate --heads -4", "heads must be positive"},
+      {"simulate --seqlen 0", "sequence lengths must be positive"},
+      {"simulate --seqlen 99999999999999", "--seqlen"},
+      {"simulate --seqlen 16777216 --batch 4096", "simulator's limit"},
+      {"simulate --head-dim 4096", "head-dim 4096 is larger"},
+      {"simulate --tile-m 50", "tiles must be multiples of 16"},
+      {"simulate --heads 6 --kv-heads 4", "kv-heads (4) must divide heads (6)"},
+      {"simulate --gpu z100", "unknown GPU 'z100'"},
+      {"simulate --sms 0", "SM count must be in 1..4096"},
+      {"simulate --sms 100000", "SM count must be in 1..4096"},
+      {"simulate --gpu h100 --sms 8", "excludes"},
+      {"simulate --strategy best", "unknown strategy 'best'"},
+      {"simulate --mask triangle", "unknown mask 'triangle'"},
+      {"simulate --mask window:4,-1", "bad mask"},
+      {"simulate --model magic", "unknown cost model 'magic'"},
+      {"simulate --c 0", "--c must be in 1..1000000000"},
+      {"simulate --c 99999999999", "--c must be in"},
+      {"simulate --latency -5", "--latency must be in"},
+      {"simulate --dq-buffer 1000", "--dq-buffer must be in 0..64"},
+      {"simulate --launch eager", "unknown launch model 'eager'"},
+      {"simulate --seqlens 512,abc", "--seqlens: 'abc' is not a positive integer"},
+      {"simulate --seqlens 512,1024 --batch 3", "varlen needs 3"},
+      {"simulate --seqlens-k 512", "--seqlens-k needs --seqlens"},
+      {"simulate --no-such-flag", "--no-such-flag"},
+      {"simulate --schedule /no/such/file.json", "no such file"},
+      {fmt::format("simulate --schedule '{}'", tmp.dir.string()), "not a regular file"},
+      {fmt::format("simulate --schedule '{}'", tmp / "garbage.json"), "malformed JSON"},
+      {fmt::format("simulate --schedule '{}'", tmp / "array.json"), "document: expected an object"},
+      {fmt::format("simulate --schedule '{}'", tmp / "wrong.json"), "unsupported 'dash.schedule/7'"},
+      {fmt::format("simulate --schedule '{}' --strategy fa3", tmp / "wrong.json"), "excludes"},
+      {"validate", "validate needs --schedule FILE"},
+      {"compare --strategy fa3", "--strategy"},
+      {"bounds --svg x.svg", "--svg"},
+      {"nonsense", "nonsense"},
+  };
+  for (auto const& c : cases) {
+    INFO(c.args);
+    check_user_error(run_dash(c.args), c.expected);
+  }
+}
+
+TEST_CASE("cli: no partial files on failure", "[cli]") {
+  Scratch const tmp;
+  // Output directory that does not exist.
+  Output const o = run_dash(fmt::format("simulate {} --schedule-out '{}'", kSmall, tmp / "missing/s.json"));
+  check_user_error(o, "cannot write");
+  CHECK_FALSE(fs::exists(tmp.dir / "missing"));
+  // Bad input: nothing is written, not even the outputs that could have been.
+  std::ofstream(tmp / "bad.json") << "{\"version\": \"dash.schedule/1\", \"problem\": 5}";
+  check_user_error(run_dash(fmt::format("simulate --schedule '{0}' --schedule-out '{1}' --trace '{2}' --svg '{3}'",
+                                    tmp / "bad.json", tmp / "s.json", tmp / "t.json", tmp / "g.svg")),
+                   "problem: expected an object");
+  check_user_error(run_dash(fmt::format("compare --batch 0 --schedule-out '{}' --trace '{}'", tmp / "s.json",
+                                    tmp / "t.json")),
+                   "batch must be positive");
+  CHECK(tmp.entries() == 1);  // only bad.json
+}
+
+TEST_CASE("cli: --trace and --svg write the timeline of the chosen or best schedule", "[cli]") {
+  Scratch const tmp;
+  Output const o = run_dash(fmt::format("compare {} --json --trace '{}' --svg '{}' --schedule-out '{}'", kSmall,
+                                    tmp / "t.json", tmp / "g.svg", tmp / "best.json"));
+  REQUIRE(o.rc == 0);
+  json const rows = json::parse(o.out);
+  std::string best;
+  std::int64_t best_makespan = 0;
+  for (auto const& r : rows) {
+    if (r.value("best", false)) {
+      best = r["strategy"];
+      best_makespan = r["makespan"];
+    }
+  }
+  json const trace = json::parse(slurp(tmp.dir / "t.json"));
+  CHECK(trace["otherData"]["makespan_cycles"].get<std::int64_t>() == best_makespan);
+  CHECK(trace["otherData"]["title"].get<std::string>().find(best) != std::string::npos);
+  CHECK(dash::sim::read_schedule_file(tmp / "best.json").schedule.strategy == best);
+  std::string const svg = slurp(tmp.dir / "g.svg");
+  CHECK(svg.find("</svg>") != std::string::npos);
+  CHECK(svg.find(fmt::format("makespan {} cycles", best_makespan)) != std::string::npos);
+}
+
+TEST_CASE("cli: help exits 0", "[cli]") {
+  Output const o = run_dash("simulate --help");
+  CHECK(o.rc == 0);
+  CHECK(o.out.find("--schedule-out") != std::string::npos);
+}
