@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repo root, with binaries built on the dev machine:
+#   cmake -S . -B build-device -G Ninja -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF \
+#         -DCMAKE_CUDA_ARCHITECTURES="80;90a" && cmake --build build-device --target test_runtime rt_bench
+# (fmt header-only and static cudart, so they run there as they are). Usage:
+#   scripts/gpu.sh [tests|bench|quick|all]   logs under $OUT (or ./out), a short table last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+out="${OUT:-out}"
+mkdir -p "$out"
+bin=build-device/tests/runtime
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
+git rev-parse --short HEAD 2>/dev/null | tee -a "$out/gpu.txt"
+status=0
+if [[ "$what" == tests || "$what" == all ]]; then
+  "$bin/test_runtime" --durations yes 2>&1 | tee "$out/tests.log"
+  test_rc=${PIPESTATUS[0]}
+  [[ $test_rc -ne 0 ]] && status=1
+fi
+if [[ "$what" == bench || "$what" == all || "$what" == quick ]]; then
+  mode=""; [[ "$what" == quick ]] && mode=quick
+  "$bin/rt_bench" $mode 2>&1 | tee "$out/bench.txt"
+  if [[ "$what" != quick ]]; then
+    PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$out/sdpa.txt"
+# PyTorch SDPA backward (flash, cuDNN) on the same shapes, same method: events, warm-up, median of 10.
+import torch, statistics
+from torch.nn.attention import sdpa_kernel, SDPBackend
+shapes = [(128,1024,False),(128,4096,False),(128,8192,False),(128,1024,True),(128,4096,True),(128,8192,True),
+          (64,1024,False),(64,4096,False),(64,4096,True)]
+print(f"{'d':4} {'seqlen':6} {'mask':6} {'backend':8} {'ms':>9} {'TFLOP/s':>9}")
+for d, s, causal in shapes:
+    h, b = 2048 // d, 16384 // s
+    flops = 2.5 * 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+    for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            sets = []
+            for _ in range(2):
+                q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+                with sdpa_kernel(be):
+                    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                sets.append((q, k, v, o, torch.randn_like(o)))
+            times = []
+            for r in range(13):
+                q, k, v, o, g = sets[r % 2]
+                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                st.record()
+                torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
+                en.record(); torch.cuda.synchronize()
+                if r >= 3: times.append(st.elapsed_time(en))
+            ms = statistics.median(times)
+            print(f"{d:<4} {s:<6} {'causal' if causal else 'full':6} {name:8} {ms:9.3f} {flops/ms/1e9:9.1f}")
+        except Exception as e:
+            print(f"{d:<4} {s:<6} {'causal' if causal else 'full':6} {name:8} failed: {type(e).__name__}")
+PY
+  fi
+fi
+echo "==== summary ===="
+[[ -f "$out/tests.log" ]] && grep -E "^determinism:|test cases|assertions" "$out/tests.log" | tail -20
+[[ -f "$out/bench.txt" ]] && cat "$out/bench.txt"
+[[ -f "$out/sdpa.txt" ]] && cat "$out/sdpa.txt"
+exit $status
