@@ -38,6 +38,9 @@ PlanEvaluator::PlanEvaluator(Problem const& problem, Machine const& machine, Cos
       step_cost_[static_cast<std::size_t>(offset + i - vis.front())] = c;
       work += c + (cost.dq_buffer == 0 ? cost.reduce : 0);
     }
+    // GQA: the next item's first step waits for this item's dK/dV epilogue, which follows its
+    // last reduction — so that much of the item's time is the SM's too.
+    if (problem.is_gqa()) work += (cost.dq_buffer > 0 ? cost.reduce : 0) + cost.reduce_kv;
     work_[id] = work;
     offset += span;
   }

@@ -48,7 +48,8 @@ class PlanEvaluator {
   [[nodiscard]] std::vector<int> const& live_items() const { return live_; }
   /// The item's visible Q tiles, ascending.
   [[nodiscard]] std::vector<int> const& visible(int item) const { return visible_[item]; }
-  /// Compute cost of the item's steps (plus its reductions when they run on the SM, k = 0).
+  /// Time the item holds its SM at least: its steps (plus their reductions when they run on the
+  /// SM, k = 0; plus, under GQA, the last reduction and the dK/dV epilogue the next item waits for).
   [[nodiscard]] Cycles item_work(int item) const { return work_[item]; }
   [[nodiscard]] Cycles step_cost(int item, int q_tile) const;
 

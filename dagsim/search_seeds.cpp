@@ -100,7 +100,9 @@ Cycles packing_bound(PlanEvaluator const& ev) {
     std::int64_t const last = m * p + 1;  // count of the largest items considered
     bound = std::max(bound, prefix[last] - prefix[last - (m + 1)]);
   }
-  Cycles const tail = ev.cost().dq_buffer > 0 ? ev.cost().reduce : 0;
+  // Under GQA the item weights already end with their epilogue (reduction, then dK/dV).
+  bool const trailing_reduce = ev.cost().dq_buffer > 0 && !ev.problem().is_gqa();
+  Cycles const tail = trailing_reduce ? ev.cost().reduce : 0;
   return bound + tail;
 }
 

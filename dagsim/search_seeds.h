@@ -19,8 +19,8 @@ struct Seed {
 std::vector<Seed> list_schedule_seeds(PlanEvaluator const& evaluator, LaunchModel launch);
 
 /// A lower bound of every schedule's makespan from packing the items (each on one SM, never
-/// split) onto the SMs, plus the reduction that trails a CTA's last step when the writer warp
-/// runs it (k >= 1). Uses the bin-packing bounds max(ceil(sum/P), the m+1 smallest of the
+/// split; weights from PlanEvaluator::item_work) onto the SMs, plus the reduction that trails a
+/// CTA's last step when the writer warp runs it (k >= 1). Uses the bin-packing bounds max(ceil(sum/P), the m+1 smallest of the
 /// m*P+1 largest items) — valid for persistent and dynamic launch.
 Cycles packing_bound(PlanEvaluator const& evaluator);
 

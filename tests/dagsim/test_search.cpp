@@ -228,3 +228,18 @@ TEST_CASE("search refuses bad options with a user error", "[search]") {
   bad.budget_ms = -1;
   CHECK_THROWS_AS(search(p, m, default_model(p), bad), dash::UserError);
 }
+
+TEST_CASE("packing bound under GQA counts each item's dK/dV epilogue", "[search]") {
+  // 2 q heads on 1 KV head, 1 KV tile of 4 Q tiles each, paper model c=10 r=3 (k = 0) plus
+  // reduce_kv = 7: item = 4 * 13 + 7 = 59; one SM runs both items: 118.
+  Problem p = shape(1, 2, 256, 128, "full", 1);
+  CostModel cost = paper_model(10, 3);
+  cost.reduce_kv = 7;
+  PlanEvaluator ev(p, machine_with_sms(1), cost);
+  CHECK(packing_bound(ev) == 118);
+  Plan plan;
+  plan.q_order.assign(2, {});
+  plan.ctas = {{0, 1}};
+  for (int id : {0, 1}) plan.q_order[id] = ev.visible(id);
+  CHECK(ev.evaluate(plan) == 118);  // attained: nothing waits on one SM
+}
