@@ -1,16 +1,285 @@
-// Placeholder so that `dash` links before the real `bench` subcommand lands; its owner replaces
-// this file.
-#include <CLI/CLI.hpp>
+// dash bench: time the backward pass of the named strategies on the GPU, deterministic and not,
+// over the DASH/FA3 grid (DESIGN.md section 6) or one shape, next to the simulator's prediction.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dagsim/error.h"
+#include "dagsim/schedule_io.h"
+#include "dagsim/simulate.h"
+#include "dagsim/strategies.h"
+#include "dagsim/validate.h"
+#include "tools/bench_device.h"
+#include "tools/bench_plan.h"
+#include "tools/bench_report.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace dash::cli {
+namespace {
+
+struct BenchOptions {
+  CommonOptions common;
+  std::string strategies;
+  std::string modes = "det,nondet";
+  std::string head_dims = "64,128";
+  std::string seqlens = "512,1024,2048,4096,8192,16384";
+  std::string masks = "full,causal";
+  int total_tokens = 16384;
+  int hidden = 2048;
+  int iters = 10;
+  int warmup = 3;
+  std::uint64_t seed = 1;
+  std::string commit;
+  std::string json_file;
+  bool dry_run = false;
+};
+
+// Flags that pick one shape, and flags that shape the grid: one or the other.
+constexpr char const* kShapeFlags[] = {"batch", "heads", "kv-heads", "seqlen", "seqlen-k", "head-dim", "mask"};
+constexpr char const* kGridFlags[] = {"head-dims", "seqlens", "masks", "total-tokens", "hidden"};
+
+std::string utc_now() {
+  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
+  CommonOptions const& c = o.common;
+  bool shape_given = false;
+  for (char const* f : kShapeFlags) shape_given = shape_given || c.has(f);
+  std::vector<std::string> grid_given;
+  for (char const* f : kGridFlags) {
+    if (c.has(f)) grid_given.push_back(fmt::format("--{}", f));
+  }
+  if (shape_given) {
+    if (!grid_given.empty()) {
+      user_error("{} restrict the grid and cannot be combined with one-shape flags (--batch, --seqlen, ...)",
+                 fmt::join(grid_given, ", "));
+    }
+    return {resolve(c).problem};
+  }
+  BenchGrid grid;
+  grid.total_tokens = o.total_tokens;
+  grid.hidden = o.hidden;
+  grid.head_dims = parse_int_list(o.head_dims, "--head-dims");
+  grid.seqlens = parse_int_list(o.seqlens, "--seqlens");
+  grid.masks = parse_masks(o.masks, "--masks");
+  grid.tile_m = c.tile_m;
+  grid.tile_n = c.tile_n;
+  return grid_shapes(grid);
+}
+
+// The cost model for one shape: the shared flags (--model, --c, ...) applied to that shape.
+sim::CostModel cost_for(CommonOptions const& common, sim::Problem const& p) {
+  CommonOptions o = common;
+  // Here --seqlens is the grid's list, not the shared varlen flag that resolve() reads.
+  o.given.erase("seqlens");
+  o.batch = p.batch;
+  o.heads = p.q_heads;
+  o.kv_heads = p.kv_heads;
+  o.seqlen = p.seqlen_q;
+  o.seqlen_k = p.seqlen_k;
+  o.head_dim = p.head_dim;
+  o.tile_m = p.tile_m;
+  o.tile_n = p.tile_n;
+  o.mask = sim::to_string(p.mask);
+  for (char const* f : {"batch", "heads", "kv-heads", "seqlen", "seqlen-k", "head-dim", "tile-m", "tile-n", "mask"}) {
+    o.given.insert(f);
+  }
+  Resolved const r = resolve(o);
+  DASH_ASSERT(r.problem == p);
+  return r.cost;
+}
+
+struct Prediction {
+  std::optional<sim::Schedule> schedule;
+  std::string refused;
+  std::optional<sim::Cycles> makespan;
+};
+
+// Makes, validates and simulates every strategy of one shape (fa3 first: the reference).
+std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machine, sim::CostModel const& cost,
+                                std::vector<std::string> const& names) {
+  std::vector<Prediction> out;
+  for (auto const& name : names) {
+    Prediction pred;
+    try {
+      sim::Schedule schedule = sim::make_strategy(name, p, machine, sim::LaunchModel::kPersistent);
+      sim::validate(p, machine, schedule);
+      pred.makespan = sim::simulate(p, machine, cost, schedule).makespan;
+      pred.schedule = std::move(schedule);
+    } catch (UserError const& e) {
+      pred.refused = e.what();
+    }
+    out.push_back(std::move(pred));
+  }
+  return out;
+}
+
+sim::Machine schedule_machine(CommonOptions const& o, std::optional<DeviceInfo> const& device) {
+  if (!device) return o.has("sms") ? sim::machine_with_sms(o.sms) : sim::machine_preset(o.gpu);
+  if (o.has("sms")) return sim::machine_with_sms(o.sms);
+  if (o.has("gpu")) {
+    sim::Machine const preset = sim::machine_preset(o.gpu);
+    if (preset.sms != device->sms) {
+      user_error("--gpu {} has {} SMs, but the GPU here ({}) has {}; use --sms to plan for fewer", o.gpu, preset.sms,
+                 device->name, device->sms);
+    }
+    return preset;
+  }
+  sim::Machine m = sim::machine_with_sms(device->sms);
+  m.name = device->name;
+  return m;
+}
+
+void check_output_path(std::string const& path) {
+  if (path.empty()) user_error("--json needs a file name");
+  std::filesystem::path const parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    user_error("--json {}: directory {} does not exist", path, parent.string());
+  }
+  if (std::filesystem::is_directory(path, ec)) user_error("--json {}: is a directory", path);
+}
+
+void run_bench(BenchOptions const& o) {
+  CommonOptions const& c = o.common;
+  std::vector<std::string> const strategies =
+      c.has("strategies") ? parse_strategies(o.strategies, "--strategies") : sim::strategy_names();
+  std::vector<BenchMode> const modes = parse_modes(o.modes, "--modes");
+  if (o.iters < 10 || o.iters > 100000) user_error("--iters must be in 10..100000 (a median of >= 10), got {}", o.iters);
+  if (o.warmup < 1 || o.warmup > 10000) user_error("--warmup must be in 1..10000, got {}", o.warmup);
+  std::vector<sim::Problem> const shapes = planned_shapes(o);
+  if (c.has("json")) check_output_path(o.json_file);
+
+  std::optional<DeviceInfo> device;
+  if (!o.dry_run) device = query_device();  // no GPU: one line, exit 2, before any work
+  sim::Machine const machine = schedule_machine(c, device);
+
+  BenchRun run;
+  run.date = utc_now();
+  run.gpu = device ? device->name : fmt::format("dry-run ({})", machine.name);
+  run.sms = device ? device->sms : machine.sms;
+  run.schedule_sms = machine.sms;
+  run.commit = o.commit;
+  run.iters = o.iters;
+  run.warmup = o.warmup;
+  run.seed = o.seed;
+  run.measured = device.has_value();
+
+  // fa3 is always simulated: the reference of the predicted speedups.
+  std::vector<std::string> simulated{"fa3"};
+  for (auto const& s : strategies) {
+    if (s != "fa3") simulated.push_back(s);
+  }
+  std::unique_ptr<BackwardTimer> timer;
+  if (device) timer = std::make_unique<BackwardTimer>(*device, o.seed);
+  TimingPlan const plan{o.warmup, o.iters};
+
+  std::vector<BenchRecord> records;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    sim::Problem const& p = shapes[k];
+    sim::CostModel const cost = cost_for(c, p);
+    // The simulator runs on the CPU while the GPU sets up and times this shape.
+    std::future<std::vector<Prediction>> future =
+        std::async(std::launch::async, predict, p, machine, cost, simulated);
+    std::string shape_refused;
+    if (timer) {
+      try {
+        timer->set_problem(p);
+      } catch (UserError const& e) {
+        shape_refused = e.what();
+      }
+    }
+    std::vector<Prediction> const predictions = future.get();
+    for (std::size_t si = 0; si < simulated.size(); ++si) {
+      std::string const& name = simulated[si];
+      if (std::find(strategies.begin(), strategies.end(), name) == strategies.end()) continue;
+      Prediction const& pred = predictions[si];
+      std::string refused = !pred.refused.empty() ? pred.refused : shape_refused;
+      if (timer && refused.empty()) {
+        try {
+          timer->set_schedule(*pred.schedule);
+        } catch (UserError const& e) {
+          refused = fmt::format("runtime: {}", e.what());
+        }
+      }
+      for (BenchMode mode : modes) {
+        BenchRecord r;
+        r.problem = p;
+        r.strategy = name;
+        r.mode = mode;
+        r.refused = refused;
+        r.flops = backward_flops(p);
+        if (mode == BenchMode::kDet) {
+          r.predicted_makespan = pred.makespan;
+          r.fa3_makespan = predictions.front().makespan;
+        }
+        if (timer && refused.empty()) {
+          Timing t = timer->time(mode, plan);
+          r.ms = std::move(t.ms);
+          r.ms_median = median(r.ms);
+          r.kernel = std::move(t.kernel);
+          r.grid = t.grid;
+          r.input_sets = t.input_sets;
+          std::fprintf(stderr, "[%zu/%zu] %s %s %s: %.3f ms\n", k + 1, shapes.size(), shape_label(p).c_str(),
+                       name.c_str(), to_string(mode).c_str(), *r.ms_median);
+        }
+        records.push_back(std::move(r));
+      }
+    }
+  }
+  derive_ratios(records);
+  if (c.has("json")) sim::write_file_atomic(o.json_file, to_json(run, records).dump(1) + "\n");
+  std::fputs(format_table(run, records).c_str(), stdout);
+}
+
+}  // namespace
 
 void setup_bench(CLI::App& app) {
-  auto* sub = app.add_subcommand("bench", "bench (not built yet)");
-  sub->allow_extras();
-  sub->callback([] { throw dash::UserError("bench is not built yet"); });
+  auto opts = std::make_shared<BenchOptions>();
+  auto* sub = app.add_subcommand(
+      "bench", "time attention backward on the GPU per strategy, det and non-det, next to the simulator");
+  add_common_flags(*sub, opts->common, FlagSet{.strategy = false, .schedule = false, .timeline = false});
+  // The grid's --seqlens is a list of lengths to sweep (bench runs no varlen), and --json names a
+  // file here: drop the shared meanings of both.
+  for (char const* shared : {"--seqlens", "--seqlens-k", "--json"}) {
+    if (auto* opt = sub->get_option_no_throw(shared)) sub->remove_option(opt);
+  }
+  sub->add_option("--strategies", opts->strategies,
+                  fmt::format("comma-separated strategies (default: all of {})", fmt::join(sim::strategy_names(), ",")));
+  sub->add_option("--modes", opts->modes, "det, nondet or both")->capture_default_str();
+  sub->add_option("--head-dims", opts->head_dims, "grid: head dims")->capture_default_str();
+  sub->add_option("--seqlens", opts->seqlens, "grid: sequence lengths")->capture_default_str();
+  sub->add_option("--masks", opts->masks, "grid: full, causal")->capture_default_str();
+  sub->add_option("--total-tokens", opts->total_tokens, "grid: batch x seqlen")->capture_default_str();
+  sub->add_option("--hidden", opts->hidden, "grid: heads x head dim")->capture_default_str();
+  sub->add_option("--iters", opts->iters, "timed calls per (shape, strategy, mode); the median is reported")
+      ->capture_default_str();
+  sub->add_option("--warmup", opts->warmup, "untimed calls before them")->capture_default_str();
+  sub->add_option("--seed", opts->seed, "seed of the random inputs")->capture_default_str();
+  sub->add_option("--commit", opts->commit, "commit hash to record in the JSON");
+  sub->add_option("--json", opts->json_file, "also write one JSON record per (shape, strategy, mode) here");
+  sub->add_flag("--dry-run", opts->dry_run, "print the plan and the simulator's predictions; no GPU");
+  sub->callback([sub, opts] {
+    record_given(*sub, opts->common);
+    run_bench(*opts);
+  });
 }
 
 }  // namespace dash::cli

@@ -1,0 +1,145 @@
+#include "tools/bench_plan.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include <fmt/ranges.h>
+
+#include "dagsim/error.h"
+#include "dagsim/strategies.h"
+
+namespace dash::cli {
+namespace {
+
+std::vector<std::string> split_list(std::string const& text, std::string const& flag) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t const comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (part.empty()) user_error("{}: empty entry in '{}'", flag, text);
+    if (std::find(parts.begin(), parts.end(), part) != parts.end()) {
+      user_error("{}: '{}' is listed twice", flag, part);
+    }
+    parts.push_back(std::move(part));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+// Visible (query, key) pairs of one head of batch entry b, exactly, one query row at a time.
+std::int64_t visible_pairs(sim::Problem const& p, int b) {
+  std::int64_t const len_q = p.len_q(b);
+  std::int64_t const len_k = p.len_k(b);
+  if (p.mask.kind == sim::MaskKind::kFull) return len_q * len_k;
+  std::int64_t const offset = len_k - len_q;
+  std::int64_t const left = p.mask.kind == sim::MaskKind::kWindow ? p.mask.left : len_k;
+  std::int64_t const right = p.mask.kind == sim::MaskKind::kWindow ? p.mask.right : 0;
+  std::int64_t pairs = 0;
+  for (std::int64_t r = 0; r < len_q; ++r) {
+    std::int64_t const lo = std::max<std::int64_t>(0, r + offset - left);
+    std::int64_t const hi = std::min<std::int64_t>(len_k - 1, r + offset + right);
+    if (hi >= lo) pairs += hi - lo + 1;
+  }
+  return pairs;
+}
+
+}  // namespace
+
+std::string to_string(BenchMode mode) { return mode == BenchMode::kDet ? "det" : "nondet"; }
+
+std::vector<BenchMode> parse_modes(std::string const& text, std::string const& flag) {
+  std::vector<BenchMode> modes;
+  for (auto const& part : split_list(text, flag)) {
+    if (part == "det") {
+      modes.push_back(BenchMode::kDet);
+    } else if (part == "nondet") {
+      modes.push_back(BenchMode::kNondet);
+    } else {
+      user_error("{}: unknown mode '{}' (expected det, nondet)", flag, part);
+    }
+  }
+  return modes;
+}
+
+std::vector<sim::Mask> parse_masks(std::string const& text, std::string const& flag) {
+  std::vector<sim::Mask> masks;
+  for (auto const& part : split_list(text, flag)) {
+    if (part == "full") {
+      masks.push_back(sim::Mask{sim::MaskKind::kFull});
+    } else if (part == "causal") {
+      masks.push_back(sim::Mask{sim::MaskKind::kCausal});
+    } else {
+      user_error("{}: unknown mask '{}' (expected full, causal; windows: --mask with one shape)", flag,
+                 part);
+    }
+  }
+  return masks;
+}
+
+std::vector<std::string> parse_strategies(std::string const& text, std::string const& flag) {
+  std::vector<std::string> const known = sim::strategy_names();
+  std::vector<std::string> names = split_list(text, flag);
+  for (auto const& name : names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      user_error("{}: unknown strategy '{}' (expected {})", flag, name, fmt::join(known, ", "));
+    }
+  }
+  return names;
+}
+
+std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
+  if (grid.total_tokens <= 0 || grid.hidden <= 0) {
+    user_error("--total-tokens and --hidden must be positive, got {} and {}", grid.total_tokens, grid.hidden);
+  }
+  std::vector<sim::Problem> shapes;
+  for (int d : grid.head_dims) {
+    if (d <= 0 || grid.hidden % d != 0) {
+      user_error("--head-dims: {} does not divide the hidden size {}", d, grid.hidden);
+    }
+    for (auto const& mask : grid.masks) {
+      for (int s : grid.seqlens) {
+        if (s <= 0 || grid.total_tokens % s != 0) {
+          user_error("--seqlens: {} does not divide the total tokens {}", s, grid.total_tokens);
+        }
+        sim::Problem p;
+        p.batch = grid.total_tokens / s;
+        p.q_heads = p.kv_heads = grid.hidden / d;
+        p.seqlen_q = p.seqlen_k = s;
+        p.head_dim = d;
+        p.tile_m = grid.tile_m;
+        p.tile_n = grid.tile_n;
+        p.mask = mask;
+        sim::validate_problem(p);
+        shapes.push_back(p);
+      }
+    }
+  }
+  if (shapes.empty()) user_error("the benchmark grid is empty");
+  return shapes;
+}
+
+double backward_flops(sim::Problem const& p) {
+  double pairs = 0.0;
+  for (int b = 0; b < p.batch; ++b) {
+    bool const square_causal = p.mask.kind == sim::MaskKind::kCausal && p.len_q(b) == p.len_k(b);
+    pairs += square_causal ? static_cast<double>(p.len_q(b)) * static_cast<double>(p.len_k(b)) / 2.0
+                           : static_cast<double>(visible_pairs(p, b));
+  }
+  return 2.5 * 4.0 * static_cast<double>(p.q_heads) * static_cast<double>(p.head_dim) * pairs;
+}
+
+double tflops(double flops, double ms) {
+  DASH_ASSERT(ms > 0.0);
+  return flops / (ms * 1e-3) / 1e12;
+}
+
+double median(std::vector<double> samples) {
+  if (samples.empty()) user_error("no timed runs to take a median of");
+  std::sort(samples.begin(), samples.end());
+  std::size_t const n = samples.size();
+  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
+}
+
+}  // namespace dash::cli

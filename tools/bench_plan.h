@@ -1,0 +1,51 @@
+#pragma once
+// The plan of `dash bench`: which shapes (the DASH/FA3 grid of DESIGN.md section 6, or one shape),
+// which strategies and which reduction modes, plus the arithmetic every report shares (backward
+// FLOPs, medians). Pure values: no GPU, testable on any machine.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dagsim/mask.h"
+#include "dagsim/problem.h"
+
+namespace dash::cli {
+
+/// Deterministic (ordered tickets) or not (arrival-order atomics).
+enum class BenchMode : std::uint8_t { kDet, kNondet };
+
+std::string to_string(BenchMode mode);  ///< "det" | "nondet"
+/// "det,nondet" and the like; UserError naming `flag` on an unknown or repeated entry.
+std::vector<BenchMode> parse_modes(std::string const& text, std::string const& flag);
+/// "full,causal"; UserError naming `flag` otherwise.
+std::vector<sim::Mask> parse_masks(std::string const& text, std::string const& flag);
+/// Comma-separated strategy names, each one of sim::strategy_names(), no repeats.
+std::vector<std::string> parse_strategies(std::string const& text, std::string const& flag);
+
+/// The benchmark grid: batch = total_tokens / seqlen, heads = hidden / head_dim.
+struct BenchGrid {
+  int total_tokens = 16384;
+  int hidden = 2048;
+  std::vector<int> head_dims{64, 128};
+  std::vector<int> seqlens{512, 1024, 2048, 4096, 8192, 16384};
+  std::vector<sim::Mask> masks{sim::Mask{sim::MaskKind::kFull}, sim::Mask{sim::MaskKind::kCausal}};
+  int tile_m = 64;
+  int tile_n = 128;
+};
+
+/// Every shape of the grid, head_dim outermost, then mask, then seqlen (the table's order).
+/// UserError when a seqlen does not divide total_tokens or a head_dim does not divide hidden.
+std::vector<sim::Problem> grid_shapes(BenchGrid const& grid);
+
+/// Backward FLOPs = 2.5 x forward, forward = 4 * b * h * d * (visible query-key pairs per head).
+/// Visible pairs: s_q * s_k for a full mask, s^2 / 2 for causal with s_q = s_k (the FA convention,
+/// which counts the diagonal half), and the exact count of the mask otherwise.
+double backward_flops(sim::Problem const& problem);
+
+/// TFLOP/s of `flops` done in `ms` milliseconds.
+double tflops(double flops, double ms);
+
+/// Median of the samples (mean of the middle two for an even count). UserError on none.
+double median(std::vector<double> samples);
+
+}  // namespace dash::cli
