@@ -177,7 +177,8 @@ inline sim::Schedule simple_schedule(sim::Problem const& p, bool descending, sim
           if (p.is_visible(b, i, j)) item.q_order.push_back(i);
         }
         if (descending) std::reverse(item.q_order.begin(), item.q_order.end());
-        if (!item.q_order.empty()) items.push_back(item);
+        // Under GQA an item that sees nothing still holds a rank in its dK/dV chain.
+        if (!item.q_order.empty() || p.is_gqa()) items.push_back(item);
       }
     }
   }
