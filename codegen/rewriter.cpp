@@ -120,7 +120,9 @@ std::vector<std::string> template_parse_args(std::string const& path) {
   namespace fs = std::filesystem;
   fs::path const dir = fs::absolute(fs::path(path)).parent_path();
   // The flags that parse a CUDA 13 kernel with clang 22 (docs/codegen.md): one side (device),
-  // one arch, the matching resource dir.
+  // one arch, the matching resource dir. clang cannot read this CUDA's version (no version.json)
+  // and would then lower <<<...>>> to the pre-9.2 cudaConfigureCall: name the SDK version.
+  // No carets: the first error becomes our one line, clang's "N errors generated" stays quiet.
   return {"-x",
           "cuda",
           "--cuda-gpu-arch=sm_90a",
@@ -131,6 +133,9 @@ std::vector<std::string> template_parse_args(std::string const& path) {
           "-isystem",
           "/usr/local/cuda/include/cccl",
           "-Wno-unknown-cuda-version",
+          "-Xclang",
+          "-target-sdk-version=13.0",
+          "-fno-caret-diagnostics",
           "-resource-dir",
           DASH_CLANG_RESOURCE_DIR,
           "-I" + dir.string(),
@@ -145,6 +150,7 @@ TemplateScan scan_template(std::string const& source, std::string const& path,
   tool.mapVirtualFile(file, source);
   FirstErrorConsumer diagnostics;
   tool.setDiagnosticConsumer(&diagnostics);
+  tool.setPrintErrorMessage(false);
 
   TemplateScan scan;
   SiteCollector collector(scan);

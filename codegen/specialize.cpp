@@ -1,5 +1,7 @@
 #include "codegen/specialize.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "codegen/forms_text.h"
@@ -240,6 +242,12 @@ std::vector<RewriteRule> hook_rules(KernelSpec const& spec, std::vector<HookSite
       user_error("template hook '{}' is not part of the schedule protocol", hook.name);
     }
     rules.push_back(replace_hook_body(hook.name, std::move(body)));
+  }
+  // A protocol hook the template does not mark would keep its generic, table-reading body.
+  for (char const* name : {"next_work_item", "q_tile_at", "dq_rank", "dkv_rank"}) {
+    bool const found = std::any_of(hooks.begin(), hooks.end(),
+                                   [&](HookSite const& hook) { return hook.name == name; });
+    if (!found) user_error("the template has no hook '{}' (docs/schedule-protocol.md)", name);
   }
   return rules;
 }

@@ -1,0 +1,65 @@
+#include "codegen/default_set.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "dagsim/error.h"
+#include "dagsim/simulate.h"
+#include "dagsim/strategies.h"
+#include "dagsim/validate.h"
+
+namespace dash::codegen {
+
+sim::Schedule best_named_schedule(sim::Problem const& problem, sim::Machine const& machine,
+                                  sim::CostModel const& cost, sim::LaunchModel launch) {
+  std::optional<sim::Schedule> best;
+  sim::Cycles best_makespan = 0;
+  std::string refusals;
+  for (auto const& name : sim::strategy_names()) {
+    try {
+      sim::Schedule schedule = sim::make_strategy(name, problem, machine, launch);
+      sim::validate(problem, machine, schedule);
+      sim::Cycles const makespan = sim::simulate(problem, machine, cost, schedule).makespan;
+      if (!best || makespan < best_makespan) {
+        best = std::move(schedule);
+        best_makespan = makespan;
+      }
+    } catch (UserError const& e) {
+      refusals += fmt::format(" {}: {};", name, e.what());
+    }
+  }
+  if (!best) user_error("no named strategy accepts this problem:{}", refusals);
+  return *best;
+}
+
+std::vector<DefaultShape> default_shapes() {
+  std::vector<DefaultShape> shapes;
+  for (int const head_dim : {64, 128}) {
+    for (auto const kind : {sim::MaskKind::kFull, sim::MaskKind::kCausal}) {
+      sim::Problem problem;
+      problem.batch = 1;
+      problem.head_dim = head_dim;
+      problem.q_heads = problem.kv_heads = 2048 / head_dim;
+      problem.seqlen_q = problem.seqlen_k = 8192;
+      problem.tile_m = 64;
+      problem.tile_n = 128;
+      problem.mask.kind = kind;
+      shapes.push_back({problem, sim::machine_preset("h200")});
+    }
+  }
+  return shapes;
+}
+
+std::string default_template_path() { return DASH_SOURCE_DIR "/runtime/bwd_main.cu"; }
+
+std::string template_display_name(std::string const& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path const full = fs::weakly_canonical(fs::absolute(path), ec);
+  fs::path const root = fs::weakly_canonical(fs::path(DASH_SOURCE_DIR), ec);
+  fs::path const relative = full.lexically_relative(root);
+  if (!relative.empty() && *relative.begin() != "..") return relative.generic_string();
+  return fs::path(path).filename().string();
+}
+
+}  // namespace dash::codegen

@@ -1,0 +1,204 @@
+// Lowering: closed forms verified against the schedule (fall back to tables when they do not hold),
+// hash stability, JSON round-trip, invalid schedules refused.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "codegen/kernel_spec.h"
+#include "codegen/lower.h"
+#include "codegen/specialize.h"
+#include "codegen/verify.h"
+#include "dagsim/error.h"
+#include "dagsim/strategies.h"
+
+namespace cg = dash::codegen;
+namespace sim = dash::sim;
+
+namespace {
+
+/// Full mask, 2 heads, 4 Q tiles x 2 KV tiles, 4 CTAs: FA3's order written out by hand.
+struct Small {
+  sim::Problem problem;
+  sim::Machine machine = sim::machine_with_sms(4);
+  sim::Schedule schedule;
+  Small() {
+    problem.q_heads = problem.kv_heads = 2;
+    problem.seqlen_q = problem.seqlen_k = 256;
+    problem.head_dim = 64;
+    problem.mask = sim::Mask{sim::MaskKind::kFull, 0, 0};
+    schedule.strategy = "fa3";
+    schedule.ctas.resize(4);
+    for (int s = 0; s < 4; ++s) {  // item s = (head s / 2, KV tile s % 2) on CTA s
+      schedule.ctas[s].items.push_back(sim::WorkItem{0, s / 2, s % 2, {0, 1, 2, 3}});
+    }
+    schedule.dq_order.assign(8, {0, 1});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fa3 written out by hand lowers to closed forms", "[codegen][cpu]") {
+  Small const t;
+  auto const spec = cg::lower(t.problem, t.machine, t.schedule);
+  CHECK(spec.form.name == "fa3");
+  CHECK(spec.form.work.kind == "strided");
+  CHECK(spec.form.work.head_fastest == 0);
+  CHECK(spec.form.work.reverse == 0);
+  CHECK(spec.form.q_order.kind == "ascending");
+  CHECK(spec.form.dq_rank.kind == "ascending");
+  CHECK(spec.form.dkv_rank.kind == "none");
+  CHECK(spec.grid == 4);
+  CHECK(spec.q_tiles == 4);
+  CHECK(spec.kv_tiles == 2);
+  CHECK(spec.form.q_lo == std::vector<int>{0, 0});
+  CHECK(spec.form.q_hi == std::vector<int>{3, 3});
+  // The host evaluation answers the protocol exactly as the schedule does.
+  auto const item = cg::eval_work(spec, spec.form.work, 3, 0);
+  REQUIRE(item);
+  CHECK(*item == cg::WorkCoord{0, 1, 1});
+  CHECK_FALSE(cg::eval_work(spec, spec.form.work, 3, 1));
+  CHECK(cg::eval_q_tile(spec, spec.form, *item, 2) == 2);
+  CHECK(cg::eval_dq_rank(spec, spec.form, 0, 1, 2, 1) == 1);
+}
+
+TEST_CASE("a closed form that does not reproduce the schedule is caught", "[codegen][cpu]") {
+  Small const t;
+  auto spec = cg::lower(t.problem, t.machine, t.schedule);
+  REQUIRE(cg::form_mismatch(spec, t.schedule).empty());
+  auto tampered = spec;
+  tampered.form.q_order.kind = "descending";
+  CHECK_THAT(cg::form_mismatch(tampered, t.schedule), Catch::Contains("expected Q tile 0"));
+  tampered = spec;
+  tampered.form.dq_rank.kind = "descending";
+  CHECK_THAT(cg::form_mismatch(tampered, t.schedule), Catch::Contains("should have rank 0"));
+  tampered = spec;
+  tampered.form.work.reverse = 1;
+  CHECK_THAT(cg::form_mismatch(tampered, t.schedule), Catch::Contains("CTA 0 item 0"));
+}
+
+TEST_CASE("a tampered schedule falls back to tables for exactly the broken part", "[codegen][cpu]") {
+  Small t;
+  t.schedule.ctas[3].items[0].q_order = {1, 0, 2, 3};  // one walk is no longer ascending
+  auto const spec = cg::lower(t.problem, t.machine, t.schedule);
+  CHECK(spec.form.work.kind == "strided");
+  CHECK(spec.form.q_order.kind == "table");
+  CHECK(spec.form.dq_rank.kind == "ascending");
+  CHECK(spec.form.name == "fa3+table");
+  CHECK(cg::form_mismatch(spec, t.schedule).empty());
+  // Two distinct walks, deduplicated: rows {0,1,2,3} and {1,0,2,3}.
+  CHECK(spec.form.q_order.rows == std::vector<int>{0, 1, 2, 3, 1, 0, 2, 3});
+  CHECK(spec.form.q_order.item_row == std::vector<int>{0, 0, 0, 1});
+
+  Small ranks;
+  ranks.schedule.dq_order[5] = {1, 0};  // one dQ tile reduced in another order
+  auto const spec2 = cg::lower(ranks.problem, ranks.machine, ranks.schedule);
+  CHECK(spec2.form.dq_rank.kind == "table");
+  CHECK(spec2.form.q_order.kind == "ascending");
+  CHECK(cg::eval_dq_rank(spec2, spec2.form, 0, 1, 1, 0) == 1);
+  CHECK(cg::eval_dq_rank(spec2, spec2.form, 0, 1, 2, 0) == 0);
+
+  // A full table form follows the schedule too.
+  auto table = spec;
+  table.form = cg::table_form(spec, t.schedule);
+  CHECK(cg::form_mismatch(table, t.schedule).empty());
+}
+
+TEST_CASE("an invalid schedule is refused before lowering", "[codegen][cpu]") {
+  Small t;
+  t.schedule.ctas[0].items[0].q_order = {0, 1, 2};  // step (i=3, j=0) of head 0 never runs
+  CHECK_THROWS_AS(cg::lower(t.problem, t.machine, t.schedule), dash::UserError);
+  Small u;
+  CHECK_THROWS_WITH(cg::lower(u.problem, u.machine, u.schedule, "fp8"),
+                    Catch::Contains("unknown dtype 'fp8'"));
+}
+
+TEST_CASE("spec and schedule hashes are stable and sensitive", "[codegen][cpu]") {
+  Small const t;
+  auto const a = cg::lower(t.problem, t.machine, t.schedule);
+  auto const b = cg::lower(t.problem, t.machine, t.schedule);
+  CHECK(cg::spec_hash(a) == cg::spec_hash(b));
+  CHECK(a.schedule_hash.size() == 16);
+  // FNV-1a 64 of the empty string and of "a": the published test vectors.
+  CHECK(cg::hex64(cg::fnv1a64("")) == "cbf29ce484222325");
+  CHECK(cg::hex64(cg::fnv1a64("a")) == "af63dc4c8601ec8c");
+
+  Small other;
+  other.schedule.dq_order[5] = {1, 0};
+  auto const c = cg::lower(other.problem, other.machine, other.schedule);
+  CHECK(c.schedule_hash != a.schedule_hash);
+  CHECK(cg::spec_hash(c) != cg::spec_hash(a));
+  auto const fp16 = cg::lower(t.problem, t.machine, t.schedule, "fp16");
+  CHECK(fp16.schedule_hash == a.schedule_hash);
+  CHECK(cg::spec_hash(fp16) != cg::spec_hash(a));
+  CHECK(cg::protocol_schedule_hash(t.schedule) == std::stoull(a.schedule_hash, nullptr, 16));
+}
+
+TEST_CASE("KernelSpec JSON round-trips and rejects malformed input", "[codegen][cpu]") {
+  Small t;
+  t.schedule.ctas[3].items[0].q_order = {1, 0, 2, 3};
+  auto const spec = cg::lower(t.problem, t.machine, t.schedule);
+  auto const text = cg::to_json(spec);
+  auto const back = cg::spec_from_json(text);
+  CHECK(back == spec);
+  CHECK(cg::to_json(back) == text);
+  CHECK_THROWS_AS(cg::spec_from_json("{\"gpu\": 3}"), dash::UserError);
+  CHECK_THROWS_AS(cg::spec_from_json("not json"), dash::UserError);
+}
+
+TEST_CASE("every named strategy lowers to a form that follows it exactly", "[codegen][cpu]") {
+  struct Shape {
+    int heads, kv_heads, seqlen_q, seqlen_k, sms;
+    sim::MaskKind mask;
+  };
+  auto const shape = GENERATE(Shape{4, 4, 1024, 1024, 132, sim::MaskKind::kFull},
+                              Shape{4, 4, 1024, 1024, 132, sim::MaskKind::kCausal},
+                              Shape{3, 3, 896, 640, 7, sim::MaskKind::kCausal},
+                              Shape{8, 2, 768, 768, 10, sim::MaskKind::kFull},
+                              Shape{2, 2, 1000, 1000, 5, sim::MaskKind::kCausal});
+  sim::Problem problem;
+  problem.q_heads = shape.heads;
+  problem.kv_heads = shape.kv_heads;
+  problem.seqlen_q = shape.seqlen_q;
+  problem.seqlen_k = shape.seqlen_k;
+  problem.mask.kind = shape.mask;
+  auto const machine = sim::machine_with_sms(shape.sms);
+  for (auto const& name : sim::strategy_names()) {
+    sim::Schedule schedule;
+    try {
+      schedule = sim::make_strategy(name, problem, machine);
+    } catch (dash::UserError const&) {
+      continue;  // a strategy may refuse a shape outside its premise
+    }
+    CAPTURE(name, shape.heads, shape.seqlen_q, shape.sms);
+    auto const spec = cg::lower(problem, machine, schedule);
+    CHECK(cg::form_mismatch(spec, schedule).empty());
+    CHECK(spec.strategy == name);
+  }
+}
+
+TEST_CASE("fa3 and fa3-spt lower to closed forms on the H200 shape", "[codegen][cpu]") {
+  sim::Problem problem;
+  problem.q_heads = problem.kv_heads = 16;
+  problem.seqlen_q = problem.seqlen_k = 8192;
+  problem.mask.kind = sim::MaskKind::kCausal;
+  auto const machine = sim::machine_preset("h200");
+  for (auto const& name : {"fa3", "fa3-spt"}) {
+    auto const spec = cg::lower(problem, machine, sim::make_strategy(name, problem, machine));
+    CAPTURE(name, spec.form.work.kind, spec.form.q_order.kind, spec.form.dq_rank.kind);
+    CHECK(spec.form.name == name);
+    CHECK(spec.form.work.kind == "strided");
+    CHECK(spec.form.work.reverse == (std::string(name) == "fa3-spt" ? 1 : 0));
+    CHECK(spec.form.dq_rank.kind == (std::string(name) == "fa3-spt" ? "descending" : "ascending"));
+  }
+  // descending places items greedily by load (no closed form): its walks are closed, its work table.
+  auto const desc = cg::lower(problem, machine, sim::make_strategy("descending", problem, machine));
+  CHECK(desc.form.q_order.kind == "descending");
+  CHECK(desc.form.work.kind == "table");
+  CHECK(desc.form.name == "descending+table");
+  // shift on a full mask: KV tile j starts at Q tile 2j (128 Q tiles, 64 KV tiles).
+  problem.mask.kind = sim::MaskKind::kFull;
+  auto const shift = cg::lower(problem, machine, sim::make_strategy("shift", problem, machine));
+  CHECK(shift.form.q_order.kind == "rotate");
+  CHECK(shift.form.q_order.mult == 2);
+  CHECK(shift.form.q_order.offset == 0);
+}
