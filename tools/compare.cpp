@@ -10,6 +10,7 @@
 
 #include "dagsim/bounds.h"
 #include "dagsim/error.h"
+#include "dagsim/search.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
@@ -21,6 +22,7 @@ namespace {
 
 struct CompareOptions {
   CommonOptions common;
+  double search_budget_s = 0.2;  ///< the `search` row's budget; 0 leaves the row out
 };
 
 struct Record {
@@ -54,6 +56,16 @@ void run_compare(CompareOptions const& opts) {
   sim::Bounds const bounds = sim::compute_bounds(resolved.problem, resolved.machine, resolved.cost);
   std::vector<Record> records;
   for (auto const& name : sim::strategy_names()) records.push_back(evaluate(name, resolved, std::nullopt));
+  if (!(opts.search_budget_s >= 0 && opts.search_budget_s <= 3600)) {
+    user_error("--search-budget must be between 0 and 3600 seconds, got {}", opts.search_budget_s);
+  }
+  if (opts.search_budget_s > 0) {
+    sim::SearchOptions search_options;
+    search_options.budget_ms = static_cast<std::int64_t>(opts.search_budget_s * 1000.0);
+    search_options.launch = resolved.launch;
+    auto found = sim::search(resolved.problem, resolved.machine, resolved.cost, search_options);
+    records.push_back(evaluate("search", resolved, std::move(found.schedule)));
+  }
   if (resolved.document) {
     auto const& file = resolved.document->schedule;
     records.push_back(evaluate(fmt::format("{} (file)", file.strategy), resolved, file));
@@ -119,6 +131,8 @@ void setup_compare(CLI::App& app) {
   auto opts = std::make_shared<CompareOptions>();
   auto* sub = app.add_subcommand("compare", "simulate every named strategy (and --schedule FILE) side by side");
   add_common_flags(*sub, opts->common, FlagSet{.strategy = false});
+  sub->add_option("--search-budget", opts->search_budget_s, "seconds for the search row (0: no search row)")
+      ->capture_default_str();
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
     run_compare(*opts);
