@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""PyTorch SDPA attention backward on the `dash bench` grid: the peers measured the same way.
+
+Grid (DESIGN.md section 6): total tokens 16384 (batch = 16384 / seqlen), hidden 2048
+(heads = 2048 / head_dim), head_dim 64 and 128, seqlen 512..16384, full and causal, bf16.
+Backends: flash and cuDNN through torch.nn.attention.sdpa_kernel. Tensors are laid out as
+FlashAttention's (batch, seqlen, heads, head_dim) and handed to SDPA transposed to (b, h, s, d).
+Backward only: torch.autograd.grad on a recorded forward (retain_graph), CUDA events around each
+call, warm-up calls apart, median of >= 10, inputs rotated over enough sets to exceed L2, seeded
+random inputs (never zeros).
+
+  python3 scripts/bench_torch.py [--head-dims 64,128] [--seqlens ...] [--masks full,causal]
+                                 [--backends flash,cudnn] [--iters 10] [--warmup 3] [--json FILE]
+
+Bad input or no GPU: one line on stderr, exit code 2.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+DEFAULT_SEQLENS = "512,1024,2048,4096,8192,16384"
+
+
+def fail(message):
+    print(f"bench_torch: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def int_list(text, flag):
+    parts = text.split(",")
+    values = []
+    for part in parts:
+        if not part.isdigit() or int(part) <= 0:
+            fail(f"{flag}: '{part}' is not a positive integer (expected e.g. 512,1024)")
+        if int(part) in values:
+            fail(f"{flag}: {part} is listed twice")
+        values.append(int(part))
+    return values
+
+
+def name_list(text, flag, known):
+    names = text.split(",")
+    for name in names:
+        if name not in known:
+            fail(f"{flag}: unknown entry '{name}' (expected {', '.join(known)})")
+    if len(set(names)) != len(names):
+        fail(f"{flag}: an entry is listed twice")
+    return names
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--head-dims", default="64,128")
+    p.add_argument("--seqlens", default=DEFAULT_SEQLENS)
+    p.add_argument("--masks", default="full,causal")
+    p.add_argument("--total-tokens", type=int, default=16384)
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--backends", default="flash,cudnn")
+    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--commit", default="")
+    p.add_argument("--json", dest="json_file", default="")
+
+    # argparse's own errors exit 2 with a usage block; keep them to one line like dash.
+    p.error = lambda message: fail(message)
+    args = p.parse_args(argv)
+    if args.iters < 10:
+        fail(f"--iters must be >= 10 (a median of >= 10), got {args.iters}")
+    if args.warmup < 1:
+        fail(f"--warmup must be >= 1, got {args.warmup}")
+    if args.total_tokens <= 0 or args.hidden <= 0:
+        fail("--total-tokens and --hidden must be positive")
+    args.head_dims = int_list(args.head_dims, "--head-dims")
+    args.seqlens = int_list(args.seqlens, "--seqlens")
+    args.masks = name_list(args.masks, "--masks", ["full", "causal"])
+    args.backends = name_list(args.backends, "--backends", ["flash", "cudnn"])
+    for d in args.head_dims:
+        if args.hidden % d:
+            fail(f"--head-dims: {d} does not divide the hidden size {args.hidden}")
+    for s in args.seqlens:
+        if args.total_tokens % s:
+            fail(f"--seqlens: {s} does not divide the total tokens {args.total_tokens}")
+    if args.json_file:
+        parent = os.path.dirname(os.path.abspath(args.json_file))
+        if not os.path.isdir(parent):
+            fail(f"--json {args.json_file}: directory {parent} does not exist")
+    return args
+
+
+def backward_flops(b, h, s, d, causal):
+    """2.5 x forward; forward = 4*b*h*s*s*d, halved for causal (s_q = s_k)."""
+    return 2.5 * 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+
+
+def write_atomic(path, text):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".bench_torch.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError as e:
+        fail(f"needs PyTorch with torch.nn.attention ({e})")
+    if not torch.cuda.is_available():
+        fail("needs a CUDA GPU and none is visible")
+
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = getattr(props, "L2_cache_size", 60 << 20)
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    run = {
+        "tool": "torch",
+        "date": date,
+        "gpu": props.name,
+        "sms": props.multi_processor_count,
+        "commit": args.commit or None,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "dtype": "bf16",
+        "iters": args.iters,
+        "warmup": args.warmup,
+        "seed": args.seed,
+    }
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed)
+    records = []
+    for d in args.head_dims:
+        for mask in args.masks:
+            causal = mask == "causal"
+            for s in args.seqlens:
+                b, h = args.total_tokens // s, args.hidden // d
+                flops = backward_flops(b, h, s, d, causal)
+                set_bytes = 5 * b * s * h * d * 2  # q, k, v, o, dout in bf16
+                sets = max(2, min(64, 2 + l2_bytes // set_bytes))
+                for backend in args.backends:
+                    rec = dict(run, backend=backend, batch=b, heads=h, kv_heads=h, seqlen_q=s, seqlen_k=s,
+                               head_dim=d, mask=mask, causal=causal, flops=flops, input_sets=sets)
+                    try:
+                        inputs = []
+                        for _ in range(sets):
+                            # FlashAttention's layout (b, s, h, d); SDPA takes it transposed to (b, h, s, d).
+                            q, k, v = (torch.empty(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+                                       .uniform_(-1.0, 1.0, generator=gen).requires_grad_() for _ in range(3))
+                            with sdpa_kernel(backends[backend]):
+                                o = torch.nn.functional.scaled_dot_product_attention(
+                                    q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=causal)
+                            dout = torch.empty_like(o).uniform_(-1.0, 1.0, generator=gen)
+                            inputs.append((q, k, v, o, dout))
+                        calls = args.warmup + args.iters
+                        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                                  for _ in range(args.iters)]
+                        for call in range(calls):
+                            q, k, v, o, dout = inputs[call % sets]
+                            timed = call >= args.warmup
+                            if timed:
+                                events[call - args.warmup][0].record()
+                            torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
+                            if timed:
+                                events[call - args.warmup][1].record()
+                        torch.cuda.synchronize()
+                        times = [start.elapsed_time(stop) for start, stop in events]
+                        ms = statistics.median(times)
+                        rec.update(status="ok", ms=ms, tflops=flops / (ms * 1e-3) / 1e12, ms_all=times)
+                        print(f"{d:4} {mask:6} {s:6} b={b:<3} h={h:<3} {backend:6} {ms:9.3f} ms "
+                              f"{rec['tflops']:7.1f} TFLOP/s", flush=True)
+                    except Exception as e:  # a backend refusing a shape is a result, not a crash
+                        rec.update(status="failed", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                                   ms=None, tflops=None, ms_all=[])
+                        print(f"{d:4} {mask:6} {s:6} {backend:6} failed: {rec['error']}", flush=True)
+                    finally:
+                        inputs = None
+                        torch.cuda.empty_cache()
+                    records.append(rec)
+    if args.json_file:
+        write_atomic(args.json_file, json.dumps(records, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
