@@ -1,5 +1,8 @@
 // dash bench: time the backward pass of the named strategies on the GPU, deterministic and not,
 // over the DASH/FA3 grid (DESIGN.md section 6) or one shape, next to the simulator's prediction.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,9 +13,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "dagsim/error.h"
 #include "dagsim/schedule_io.h"
@@ -46,7 +46,8 @@ struct BenchOptions {
 };
 
 // Flags that pick one shape, and flags that shape the grid: one or the other.
-constexpr char const* kShapeFlags[] = {"batch", "heads", "kv-heads", "seqlen", "seqlen-k", "head-dim", "mask"};
+constexpr char const* kShapeFlags[] = {"batch",    "heads",    "kv-heads", "seqlen",
+                                       "seqlen-k", "head-dim", "mask"};
 constexpr char const* kGridFlags[] = {"head-dims", "seqlens", "masks", "total-tokens", "hidden"};
 
 std::string utc_now() {
@@ -68,8 +69,10 @@ std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
   }
   if (shape_given) {
     if (!grid_given.empty()) {
-      user_error("{} restrict the grid and cannot be combined with one-shape flags (--batch, --seqlen, ...)",
-                 fmt::join(grid_given, ", "));
+      user_error(
+          "{} restrict the grid and cannot be combined with one-shape flags (--batch, --seqlen, "
+          "...)",
+          fmt::join(grid_given, ", "));
     }
     return {resolve(c).problem};
   }
@@ -98,7 +101,8 @@ sim::CostModel cost_for(CommonOptions const& common, sim::Problem const& p) {
   o.tile_m = p.tile_m;
   o.tile_n = p.tile_n;
   o.mask = sim::to_string(p.mask);
-  for (char const* f : {"batch", "heads", "kv-heads", "seqlen", "seqlen-k", "head-dim", "tile-m", "tile-n", "mask"}) {
+  for (char const* f : {"batch", "heads", "kv-heads", "seqlen", "seqlen-k", "head-dim", "tile-m",
+                        "tile-n", "mask"}) {
     o.given.insert(f);
   }
   Resolved const r = resolve(o);
@@ -113,8 +117,8 @@ struct Prediction {
 };
 
 // Makes, validates and simulates every strategy of one shape (fa3 first: the reference).
-std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machine, sim::CostModel const& cost,
-                                std::vector<std::string> const& names) {
+std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machine,
+                                sim::CostModel const& cost, std::vector<std::string> const& names) {
   std::vector<Prediction> out;
   for (auto const& name : names) {
     Prediction pred;
@@ -137,8 +141,8 @@ sim::Machine schedule_machine(CommonOptions const& o, std::optional<DeviceInfo> 
   if (o.has("gpu")) {
     sim::Machine const preset = sim::machine_preset(o.gpu);
     if (preset.sms != device->sms) {
-      user_error("--gpu {} has {} SMs, but the GPU here ({}) has {}; use --sms to plan for fewer", o.gpu, preset.sms,
-                 device->name, device->sms);
+      user_error("--gpu {} has {} SMs, but the GPU here ({}) has {}; use --sms to plan for fewer",
+                 o.gpu, preset.sms, device->name, device->sms);
     }
     return preset;
   }
@@ -162,8 +166,10 @@ void run_bench(BenchOptions const& o) {
   std::vector<std::string> const strategies =
       c.has("strategies") ? parse_strategies(o.strategies, "--strategies") : sim::strategy_names();
   std::vector<BenchMode> const modes = parse_modes(o.modes, "--modes");
-  if (o.iters < 10 || o.iters > 100000) user_error("--iters must be in 10..100000 (a median of >= 10), got {}", o.iters);
-  if (o.warmup < 1 || o.warmup > 10000) user_error("--warmup must be in 1..10000, got {}", o.warmup);
+  if (o.iters < 10 || o.iters > 100000)
+    user_error("--iters must be in 10..100000 (a median of >= 10), got {}", o.iters);
+  if (o.warmup < 1 || o.warmup > 10000)
+    user_error("--warmup must be in 1..10000, got {}", o.warmup);
   std::vector<sim::Problem> const shapes = planned_shapes(o);
   if (c.has("json")) check_output_path(o.json_file);
 
@@ -237,8 +243,8 @@ void run_bench(BenchOptions const& o) {
           r.kernel = std::move(t.kernel);
           r.grid = t.grid;
           r.input_sets = t.input_sets;
-          std::fprintf(stderr, "[%zu/%zu] %s %s %s: %.3f ms\n", k + 1, shapes.size(), shape_label(p).c_str(),
-                       name.c_str(), to_string(mode).c_str(), *r.ms_median);
+          std::fprintf(stderr, "[%zu/%zu] %s %s %s: %.3f ms\n", k + 1, shapes.size(),
+                       shape_label(p).c_str(), name.c_str(), to_string(mode).c_str(), *r.ms_median);
         }
         records.push_back(std::move(r));
       }
@@ -254,28 +260,35 @@ void run_bench(BenchOptions const& o) {
 void setup_bench(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   auto* sub = app.add_subcommand(
-      "bench", "time attention backward on the GPU per strategy, det and non-det, next to the simulator");
-  add_common_flags(*sub, opts->common, FlagSet{.strategy = false, .schedule = false, .timeline = false});
+      "bench",
+      "time attention backward on the GPU per strategy, det and non-det, next to the simulator");
+  add_common_flags(*sub, opts->common,
+                   FlagSet{.strategy = false, .schedule = false, .timeline = false});
   // The grid's --seqlens is a list of lengths to sweep (bench runs no varlen), and --json names a
   // file here: drop the shared meanings of both.
   for (char const* shared : {"--seqlens", "--seqlens-k", "--json"}) {
     if (auto* opt = sub->get_option_no_throw(shared)) sub->remove_option(opt);
   }
   sub->add_option("--strategies", opts->strategies,
-                  fmt::format("comma-separated strategies (default: all of {})", fmt::join(sim::strategy_names(), ",")));
+                  fmt::format("comma-separated strategies (default: all of {})",
+                              fmt::join(sim::strategy_names(), ",")));
   sub->add_option("--modes", opts->modes, "det, nondet or both")->capture_default_str();
   sub->add_option("--head-dims", opts->head_dims, "grid: head dims")->capture_default_str();
   sub->add_option("--seqlens", opts->seqlens, "grid: sequence lengths")->capture_default_str();
   sub->add_option("--masks", opts->masks, "grid: full, causal")->capture_default_str();
-  sub->add_option("--total-tokens", opts->total_tokens, "grid: batch x seqlen")->capture_default_str();
+  sub->add_option("--total-tokens", opts->total_tokens, "grid: batch x seqlen")
+      ->capture_default_str();
   sub->add_option("--hidden", opts->hidden, "grid: heads x head dim")->capture_default_str();
-  sub->add_option("--iters", opts->iters, "timed calls per (shape, strategy, mode); the median is reported")
+  sub->add_option("--iters", opts->iters,
+                  "timed calls per (shape, strategy, mode); the median is reported")
       ->capture_default_str();
   sub->add_option("--warmup", opts->warmup, "untimed calls before them")->capture_default_str();
   sub->add_option("--seed", opts->seed, "seed of the random inputs")->capture_default_str();
   sub->add_option("--commit", opts->commit, "commit hash to record in the JSON");
-  sub->add_option("--json", opts->json_file, "also write one JSON record per (shape, strategy, mode) here");
-  sub->add_flag("--dry-run", opts->dry_run, "print the plan and the simulator's predictions; no GPU");
+  sub->add_option("--json", opts->json_file,
+                  "also write one JSON record per (shape, strategy, mode) here");
+  sub->add_flag("--dry-run", opts->dry_run,
+                "print the plan and the simulator's predictions; no GPU");
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
     run_bench(*opts);

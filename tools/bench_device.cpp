@@ -3,13 +3,13 @@
 #include "dagsim/error.h"
 
 #if DASH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <utility>
-
-#include <cuda_runtime_api.h>
 
 #include "dagsim/rng.h"
 #include "runtime/attention.h"
@@ -87,8 +87,12 @@ struct BackwardTimer::State {
     sim::Problem const& p = problem;
     unsigned char* base = inputs.bytes() + set * set_stride;
     unsigned char* out = outputs.bytes();
-    auto q_like = [&](unsigned char* at) { return rt::contiguous_tensor(at, p.seqlen_q, p.q_heads, p.head_dim); };
-    auto k_like = [&](unsigned char* at) { return rt::contiguous_tensor(at, p.seqlen_k, p.kv_heads, p.head_dim); };
+    auto q_like = [&](unsigned char* at) {
+      return rt::contiguous_tensor(at, p.seqlen_q, p.q_heads, p.head_dim);
+    };
+    auto k_like = [&](unsigned char* at) {
+      return rt::contiguous_tensor(at, p.seqlen_k, p.kv_heads, p.head_dim);
+    };
     rt::AttentionTensors t;
     t.q = q_like(base);
     t.k = k_like(base + off_k());
@@ -109,7 +113,9 @@ struct BackwardTimer::State {
     sim::Rng rng(seed);
     for (std::size_t s = 0; s < sets; ++s) {
       unsigned char* base = inputs.bytes() + s * set_stride;
-      for (auto [offset, count] : {std::pair{std::size_t{0}, elems_q}, {off_k(), elems_k}, {off_v(), elems_k},
+      for (auto [offset, count] : {std::pair{std::size_t{0}, elems_q},
+                                   {off_k(), elems_k},
+                                   {off_v(), elems_k},
                                    {off_dout(), elems_q}}) {
         for (std::size_t done = 0; done < count; done += kChunk) {
           std::size_t const n = std::min(kChunk, count - done);
@@ -121,7 +127,8 @@ struct BackwardTimer::State {
               host[k] = bf16_bits(x);
             }
           }
-          DASH_CUDA_CHECK(cudaMemcpy(base + offset + done * 2, host.data(), n * 2, cudaMemcpyHostToDevice));
+          DASH_CUDA_CHECK(
+              cudaMemcpy(base + offset + done * 2, host.data(), n * 2, cudaMemcpyHostToDevice));
         }
       }
     }
@@ -138,7 +145,8 @@ DeviceInfo query_device() {
   cudaDeviceProp prop{};
   DASH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   if (prop.major < 8) {
-    user_error("bench needs an sm_80 or newer GPU; device 0 ({}) is sm_{}{}", prop.name, prop.major, prop.minor);
+    user_error("bench needs an sm_80 or newer GPU; device 0 ({}) is sm_{}{}", prop.name, prop.major,
+               prop.minor);
   }
   DeviceInfo info;
   info.name = prop.name;
@@ -150,7 +158,8 @@ DeviceInfo query_device() {
   return info;
 }
 
-BackwardTimer::BackwardTimer(DeviceInfo device, std::uint64_t seed) : state_(std::make_unique<State>()) {
+BackwardTimer::BackwardTimer(DeviceInfo device, std::uint64_t seed)
+    : state_(std::make_unique<State>()) {
   state_->device = std::move(device);
   state_->seed = seed;
   DASH_CUDA_CHECK(cudaSetDevice(0));
@@ -163,13 +172,18 @@ BackwardTimer::~BackwardTimer() {
 
 void BackwardTimer::set_problem(sim::Problem const& problem) {
   State& s = *state_;
-  if (!problem.seqlens_q.empty()) user_error("bench runs fixed-length batches only (no --seqlens varlen)");
+  if (!problem.seqlens_q.empty())
+    user_error("bench runs fixed-length batches only (no --seqlens varlen)");
   s.attention.reset();
-  s.attention.emplace(problem, rt::DType::kBf16, 1.0f / std::sqrt(static_cast<float>(problem.head_dim)));
-  auto const rows_q = static_cast<std::size_t>(problem.batch) * static_cast<std::size_t>(problem.seqlen_q);
-  auto const rows_k = static_cast<std::size_t>(problem.batch) * static_cast<std::size_t>(problem.seqlen_k);
+  s.attention.emplace(problem, rt::DType::kBf16,
+                      1.0f / std::sqrt(static_cast<float>(problem.head_dim)));
+  auto const rows_q =
+      static_cast<std::size_t>(problem.batch) * static_cast<std::size_t>(problem.seqlen_q);
+  auto const rows_k =
+      static_cast<std::size_t>(problem.batch) * static_cast<std::size_t>(problem.seqlen_k);
   std::size_t const elems_q = rows_q * static_cast<std::size_t>(problem.q_heads * problem.head_dim);
-  std::size_t const elems_k = rows_k * static_cast<std::size_t>(problem.kv_heads * problem.head_dim);
+  std::size_t const elems_k =
+      rows_k * static_cast<std::size_t>(problem.kv_heads * problem.head_dim);
   std::size_t const lse_floats = rows_q * static_cast<std::size_t>(problem.q_heads);
   s.problem = problem;
   if (elems_q != s.elems_q || elems_k != s.elems_k || lse_floats != s.lse_floats) {
@@ -186,8 +200,10 @@ void BackwardTimer::set_problem(sim::Problem const& problem) {
     auto const budget = static_cast<std::size_t>(s.device.memory_bytes / 2);
     s.sets = std::max<std::size_t>(2, std::min(s.sets, budget / s.set_stride));
     std::size_t const outputs = align_up(elems_q * 2) + 2 * align_up(elems_k * 2);
-    if ((s.sets * s.set_stride + outputs) > static_cast<std::size_t>(s.device.memory_bytes) * 9 / 10) {
-      user_error("bench: {} input sets of {} MiB do not fit in the GPU's memory", s.sets, s.set_stride >> 20);
+    if ((s.sets * s.set_stride + outputs) >
+        static_cast<std::size_t>(s.device.memory_bytes) * 9 / 10) {
+      user_error("bench: {} input sets of {} MiB do not fit in the GPU's memory", s.sets,
+                 s.set_stride >> 20);
     }
     s.inputs = DeviceBlock(s.sets * s.set_stride);
     s.outputs = DeviceBlock(outputs);
@@ -208,7 +224,8 @@ Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
   rt::Reduction const reduction =
       mode == BenchMode::kDet ? rt::Reduction::kDeterministic : rt::Reduction::kAtomic;
   auto next_set = [&s] { return s.cursor++ % s.sets; };
-  for (int w = 0; w < plan.warmup; ++w) s.attention->backward(s.tensors(next_set()), reduction, s.stream);
+  for (int w = 0; w < plan.warmup; ++w)
+    s.attention->backward(s.tensors(next_set()), reduction, s.stream);
 
   // Events are destroyed however this scope is left.
   std::vector<cudaEvent_t> events(static_cast<std::size_t>(2 * plan.iters), nullptr);
@@ -244,7 +261,9 @@ Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
 
 namespace {
 [[noreturn]] void no_cuda() {
-  user_error("bench needs the CUDA runtime, and this dash was built without CUDA (no nvcc at configure time)");
+  user_error(
+      "bench needs a GPU and the CUDA runtime; this dash was built without CUDA (no nvcc at "
+      "configure time)");
 }
 }  // namespace
 

@@ -14,7 +14,7 @@
 namespace dash::cli {
 
 struct DeviceInfo {
-  std::string name;          ///< e.g. "NVIDIA H200"
+  std::string name;  ///< e.g. "NVIDIA H200"
   int sms = 0;
   std::int64_t l2_bytes = 0;
   std::int64_t memory_bytes = 0;

@@ -1,9 +1,9 @@
 #include "tools/bench_plan.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdint>
-
-#include <fmt/ranges.h>
 
 #include "dagsim/error.h"
 #include "dagsim/strategies.h"
@@ -16,7 +16,8 @@ std::vector<std::string> split_list(std::string const& text, std::string const& 
   std::size_t start = 0;
   while (true) {
     std::size_t const comma = text.find(',', start);
-    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string part =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (part.empty()) user_error("{}: empty entry in '{}'", flag, text);
     if (std::find(parts.begin(), parts.end(), part) != parts.end()) {
       user_error("{}: '{}' is listed twice", flag, part);
@@ -71,8 +72,8 @@ std::vector<sim::Mask> parse_masks(std::string const& text, std::string const& f
     } else if (part == "causal") {
       masks.push_back(sim::Mask{sim::MaskKind::kCausal});
     } else {
-      user_error("{}: unknown mask '{}' (expected full, causal; windows: --mask with one shape)", flag,
-                 part);
+      user_error("{}: unknown mask '{}' (expected full, causal; windows: --mask with one shape)",
+                 flag, part);
     }
   }
   return masks;
@@ -91,7 +92,8 @@ std::vector<std::string> parse_strategies(std::string const& text, std::string c
 
 std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
   if (grid.total_tokens <= 0 || grid.hidden <= 0) {
-    user_error("--total-tokens and --hidden must be positive, got {} and {}", grid.total_tokens, grid.hidden);
+    user_error("--total-tokens and --hidden must be positive, got {} and {}", grid.total_tokens,
+               grid.hidden);
   }
   std::vector<sim::Problem> shapes;
   for (int d : grid.head_dims) {

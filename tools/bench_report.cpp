@@ -1,9 +1,9 @@
 #include "tools/bench_report.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <tuple>
-
-#include <fmt/format.h>
 
 namespace dash::cli {
 namespace {
@@ -12,7 +12,9 @@ std::string fixed(std::optional<double> value, int digits, char const* suffix = 
   return value ? fmt::format("{:.{}f}{}", *value, digits, suffix) : std::string("-");
 }
 
-nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json optional_json(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 // Records of one shape and strategy are shown on one line; this keys them in plan order.
 using RowKey = std::tuple<std::size_t, std::string>;
@@ -25,14 +27,17 @@ std::optional<double> BenchRecord::tflops() const {
 }
 
 std::string shape_label(sim::Problem const& p) {
-  std::string heads = p.is_gqa() ? fmt::format("{}/{}", p.q_heads, p.kv_heads) : fmt::format("{}", p.q_heads);
+  std::string heads =
+      p.is_gqa() ? fmt::format("{}/{}", p.q_heads, p.kv_heads) : fmt::format("{}", p.q_heads);
   std::string len = p.seqlen_q == p.seqlen_k ? fmt::format("{}", p.seqlen_q)
                                              : fmt::format("{}/{}", p.seqlen_q, p.seqlen_k);
-  return fmt::format("d={} {} s={} b={} h={}", p.head_dim, sim::to_string(p.mask), len, p.batch, heads);
+  return fmt::format("d={} {} s={} b={} h={}", p.head_dim, sim::to_string(p.mask), len, p.batch,
+                     heads);
 }
 
 void derive_ratios(std::vector<BenchRecord>& records) {
-  auto find = [&records](sim::Problem const& p, std::string const& strategy, BenchMode mode) -> BenchRecord const* {
+  auto find = [&records](sim::Problem const& p, std::string const& strategy,
+                         BenchMode mode) -> BenchRecord const* {
     for (auto const& r : records) {
       if (r.problem == p && r.strategy == strategy && r.mode == mode) return &r;
     }
@@ -43,9 +48,11 @@ void derive_ratios(std::vector<BenchRecord>& records) {
     r.predicted_vs_fa3.reset();
     r.measured_vs_fa3.reset();
     if (r.predicted_makespan && r.fa3_makespan && *r.predicted_makespan > 0) {
-      r.predicted_vs_fa3 = static_cast<double>(*r.fa3_makespan) / static_cast<double>(*r.predicted_makespan);
+      r.predicted_vs_fa3 =
+          static_cast<double>(*r.fa3_makespan) / static_cast<double>(*r.predicted_makespan);
     }
-    if (BenchRecord const* fa3 = find(r.problem, "fa3", r.mode); fa3 && fa3->ms_median && r.ms_median) {
+    if (BenchRecord const* fa3 = find(r.problem, "fa3", r.mode);
+        fa3 && fa3->ms_median && r.ms_median) {
       r.measured_vs_fa3 = *fa3->ms_median / *r.ms_median;
     }
     BenchRecord const* det = find(r.problem, r.strategy, BenchMode::kDet);
@@ -60,16 +67,21 @@ void derive_ratios(std::vector<BenchRecord>& records) {
 std::string format_table(BenchRun const& run, std::vector<BenchRecord> const& records) {
   std::string out;
   if (run.measured) {
-    out += fmt::format("dash bench: {} ({} SMs), schedules for {} SMs, bf16, backward (pre+main+post), "
-                       "median of {} after {} warm-up, {}{}\n",
-                       run.gpu, run.sms, run.schedule_sms, run.iters, run.warmup, run.date,
-                       run.commit.empty() ? "" : ", commit " + run.commit);
+    out += fmt::format(
+        "dash bench: {} ({} SMs), schedules for {} SMs, bf16, backward (pre+main+post), "
+        "median of {} after {} warm-up, {}{}\n",
+        run.gpu, run.sms, run.schedule_sms, run.iters, run.warmup, run.date,
+        run.commit.empty() ? "" : ", commit " + run.commit);
   } else {
-    out += fmt::format("dash bench --dry-run: nothing measured; simulator predictions for {} SMs, {}\n",
-                       run.schedule_sms, run.date);
+    out += fmt::format(
+        "dash bench --dry-run: nothing measured; simulator predictions for {} SMs, {}\n",
+        run.schedule_sms, run.date);
   }
-  out += "TFLOP/s = 2.5 x 4*b*h*s_q*s_k*d / time (halved for causal); det/nondet = det TFLOP/s over non-det;\n"
-         "pred and meas = speedup over fa3 (deterministic): simulator makespan ratio vs measured time ratio.\n\n";
+  out +=
+      "TFLOP/s = 2.5 x 4*b*h*s_q*s_k*d / time (halved for causal); det/nondet = det TFLOP/s over "
+      "non-det;\n"
+      "pred and meas = speedup over fa3 (deterministic): simulator makespan ratio vs measured time "
+      "ratio.\n\n";
 
   std::map<RowKey, std::pair<BenchRecord const*, BenchRecord const*>> rows;  // (det, nondet)
   std::vector<RowKey> order;
@@ -83,8 +95,9 @@ std::string format_table(BenchRun const& run, std::vector<BenchRecord> const& re
     auto& slot = rows[key];
     (r.mode == BenchMode::kDet ? slot.first : slot.second) = &r;
   }
-  out += fmt::format("{:<34} {:<16} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>7}\n", "shape", "strategy", "det ms",
-                     "TFLOP/s", "nodet ms", "TFLOP/s", "det/nd", "pred", "meas");
+  out +=
+      fmt::format("{:<34} {:<16} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>7}\n", "shape", "strategy",
+                  "det ms", "TFLOP/s", "nodet ms", "TFLOP/s", "det/nd", "pred", "meas");
   std::size_t last_shape = shapes.size();
   for (auto const& key : order) {
     auto const [det, nondet] = rows[key];
@@ -152,7 +165,8 @@ nlohmann::json to_json(BenchRun const& run, std::vector<BenchRecord> const& reco
     if (!r.kernel.empty()) j["kernel"] = r.kernel;
     if (r.grid > 0) j["grid"] = r.grid;
     if (r.input_sets > 0) j["input_sets"] = r.input_sets;
-    j["predicted_makespan"] = r.predicted_makespan ? nlohmann::json(*r.predicted_makespan) : nlohmann::json();
+    j["predicted_makespan"] =
+        r.predicted_makespan ? nlohmann::json(*r.predicted_makespan) : nlohmann::json();
     j["predicted_vs_fa3"] = optional_json(r.predicted_vs_fa3);
     j["measured_vs_fa3"] = optional_json(r.measured_vs_fa3);
     j["det_over_nondet"] = optional_json(r.det_over_nondet);

@@ -16,11 +16,11 @@ namespace dash::cli {
 
 /// What is the same for every record of one run.
 struct BenchRun {
-  std::string date;    ///< UTC, ISO 8601
-  std::string gpu;     ///< device name, or "dry-run (<machine>)" without one
-  int sms = 0;         ///< SMs of the device (or of the modelled machine in a dry run)
+  std::string date;      ///< UTC, ISO 8601
+  std::string gpu;       ///< device name, or "dry-run (<machine>)" without one
+  int sms = 0;           ///< SMs of the device (or of the modelled machine in a dry run)
   int schedule_sms = 0;  ///< SMs the schedules were made for
-  std::string commit;  ///< --commit, may be empty
+  std::string commit;    ///< --commit, may be empty
   int iters = 0;
   int warmup = 0;
   std::uint64_t seed = 0;
