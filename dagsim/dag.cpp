@@ -14,12 +14,14 @@ namespace {
 // Where each reduction node sits, by (dQ tile, contributing KV tile) and by (dK/dV tile, q head),
 // so rank edges can be emitted while walking the CTAs. The contributors of one dQ tile are indexed
 // relative to the smallest KV tile in its rank list: a band mask makes them a contiguous range,
-// so the table has one slot per step instead of one per (dQ tile, KV tile) pair.
+// so the table has one slot per step instead of one per (dQ tile, KV tile) pair. The rank
+// predecessor of every slot is resolved in one pass over the dQ tiles, which touches each tile's
+// slots together: one scattered access per step instead of three.
 struct RankTables {
   std::vector<int> dq_lo;       // per dQ tile: smallest contributing KV tile
   std::vector<int> dq_base;     // per dQ tile: first slot; size num_dq + 1
-  std::vector<int> dq_rank;     // per slot: rank of that KV tile in the dQ tile's order
   std::vector<int> dq_node;     // per slot: node id of its R
+  std::vector<int> dq_pred;     // per slot: node id of the R ranked just before it, or -1
   std::vector<int> dkv_rank;    // per (dK/dV tile, head in group): rank
   std::vector<int> dkv_node;    // per (dK/dV tile, head in group): node id of its K
 };
@@ -42,15 +44,7 @@ RankTables make_rank_tables(Problem const& problem, TileIndex const& index, Sche
     tables.dq_lo[d] = order.empty() ? 0 : lo;
     tables.dq_base[d + 1] = tables.dq_base[d] + span;
   }
-  tables.dq_rank.assign(static_cast<std::size_t>(tables.dq_base.back()), -1);
   tables.dq_node.assign(static_cast<std::size_t>(tables.dq_base.back()), -1);
-  for (std::size_t d = 0; d < num_dq; ++d) {
-    auto const& order = schedule.dq_order[d];
-    for (std::size_t w = 0; w < order.size(); ++w) {
-      tables.dq_rank[static_cast<std::size_t>(tables.dq_base[d] + order[w] - tables.dq_lo[d])] =
-          static_cast<int>(w);
-    }
-  }
   if (problem.is_gqa()) {
     int const group = problem.group_size();
     auto const slots = static_cast<std::size_t>(index.num_dkv_tiles()) * static_cast<std::size_t>(group);
@@ -98,21 +92,21 @@ Dag build_dag(Problem const& problem, CostModel const& cost, Schedule const& sch
   RankTables tables = make_rank_tables(problem, index, schedule);
 
   Dag dag;
-  dag.nodes.resize(static_cast<std::size_t>(num_nodes));
+  dag.nodes.reserve(static_cast<std::size_t>(num_nodes));
   for (int c = 0; c < num_ctas; ++c) {
     int v = cta_base[c];
     for (auto const& item : schedule.ctas[c].items) {
       // A step's cost depends on (b, i, j) only; the walk of one item shares b and j.
       for (int const i : item.q_order) {
         Cycles const weight = cost.step_cost(problem, item.batch, i, item.kv_tile);
-        dag.nodes[v] = Node{NodeKind::kCompute, c, item.batch, item.head, i, item.kv_tile, weight};
-        dag.nodes[v + 1] = Node{NodeKind::kReduce, c, item.batch, item.head, i, item.kv_tile, cost.reduce};
+        dag.nodes.push_back(Node{NodeKind::kCompute, c, item.batch, item.head, i, item.kv_tile, weight});
+        dag.nodes.push_back(Node{NodeKind::kReduce, c, item.batch, item.head, i, item.kv_tile, cost.reduce});
         int const d = index.dq_id(item.batch, item.head, i);
         tables.dq_node[static_cast<std::size_t>(tables.dq_base[d] + item.kv_tile - tables.dq_lo[d])] = v + 1;
         v += 2;
       }
       if (gqa) {
-        dag.nodes[v] = Node{NodeKind::kReduceKv, c, item.batch, item.head, -1, item.kv_tile, cost.reduce_kv};
+        dag.nodes.push_back(Node{NodeKind::kReduceKv, c, item.batch, item.head, -1, item.kv_tile, cost.reduce_kv});
         int const kvh = item.head / group;
         auto const slot = static_cast<std::size_t>(index.dkv_id(item.batch, kvh, item.kv_tile)) *
                               static_cast<std::size_t>(group) +
@@ -122,6 +116,15 @@ Dag build_dag(Problem const& problem, CostModel const& cost, Schedule const& sch
       }
     }
     DASH_ASSERT(v == cta_base[c + 1]);
+  }
+
+  tables.dq_pred.assign(tables.dq_node.size(), -1);
+  for (std::size_t d = 0; d < schedule.dq_order.size(); ++d) {
+    auto const& order = schedule.dq_order[d];
+    int const first = tables.dq_base[d] - tables.dq_lo[d];
+    for (std::size_t w = 1; w < order.size(); ++w) {
+      tables.dq_pred[static_cast<std::size_t>(first + order[w])] = tables.dq_node[static_cast<std::size_t>(first + order[w - 1])];
+    }
   }
 
   // The first node of a dynamic CTA waits for the CTA whose SM it takes. A CTA without nodes
@@ -168,14 +171,8 @@ Dag build_dag(Problem const& problem, CostModel const& cost, Schedule const& sch
         if (step > 0) add(r_of_step[static_cast<std::size_t>(step - 1)], v, 0);
         int const d = index.dq_id(item.batch, item.head, i);
         auto const slot = static_cast<std::size_t>(tables.dq_base[d] + item.kv_tile - tables.dq_lo[d]);
-        int const rank = tables.dq_rank[slot];
-        DASH_ASSERT(rank >= 0);
-        if (rank > 0) {
-          int const pred_j = schedule.dq_order[static_cast<std::size_t>(d)][static_cast<std::size_t>(rank - 1)];
-          int const pred = tables.dq_node[static_cast<std::size_t>(tables.dq_base[d] + pred_j - tables.dq_lo[d])];
-          DASH_ASSERT(pred >= 0);
-          add(pred, v, latency);
-        }
+        int const pred = tables.dq_pred[slot];
+        if (pred >= 0) add(pred, v, latency);
         dag.in_begin[static_cast<std::size_t>(v) + 1] = static_cast<int>(dag.in_edges.size());
         r_of_step.push_back(v);
         last_r = v;

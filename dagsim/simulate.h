@@ -41,7 +41,7 @@ struct SimResult {
   std::vector<int> critical_path;  ///< node ids into `dag.nodes`, first to last
   Dag dag;                         ///< the graph that was evaluated (with dispatch edges)
   std::vector<Cycles> node_start;  ///< per node
-  std::vector<Cycles> node_ready;  ///< per node: when its own CTA was ready for it (docs/model.md)
+  int dq_buffer = 1;               ///< the cost model's k: decides the lanes of slices() (docs/model.md)
   [[nodiscard]] std::vector<Slice> slices() const;
   [[nodiscard]] double utilization(int sms) const;  ///< total busy / (sms * makespan)
 };

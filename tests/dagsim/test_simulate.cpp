@@ -111,6 +111,12 @@ TEST_CASE("one CTA: program order, C->R, writer order and the buffer depth k", "
     CHECK(r.ctas[0].busy == 15);
     CHECK(r.ctas[0].waiting == 5);  // C2 ready at 10, buffer frees at 15
     CHECK(r.ctas[0].idle == 15);
+    auto const slices = r.slices();
+    REQUIRE(slices.size() == 6);
+    CHECK(slices[4].ready == 10);   // C2: after C1
+    CHECK(slices[4].start == 15);   // ... but R0 had to drain first
+    CHECK(slices[3].ready == 15);   // R1: after R0 (its C1 finished at 10)
+    CHECK(slices[3].finish == 25);
   }
   SECTION("k = 2: C runs ahead, the writer sets the pace") {
     SimResult const r = both(p, m, costs(5, 10, 0, 2), s);
