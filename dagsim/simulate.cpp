@@ -160,38 +160,25 @@ struct LongestPath {
   [[nodiscard]] Cycles finish(Dag const& /*dag*/, int v) const { return finish_[static_cast<std::size_t>(v)]; }
 };
 
-/// Longest path by Kahn's algorithm, with one refinement for locality: a CTA's nodes are
-/// contiguous and every edge inside a CTA points forward, so in-degrees are only counted for the
-/// edges that cross CTAs (rank and dispatch edges), and a CTA runs down its own nodes in order until
-/// it reaches one whose cross-CTA predecessors are not all done. The order produced is a
-/// topological order; each node's start is pulled from its in-edges when it is reached. Memory
-/// traffic is what bounds the speed here (a 262k-step problem has ~0.5M nodes), hence the cross
-/// edges as linked lists built in one pass and owners found in `base` rather than in the nodes.
+/// Longest path in one topological pass. A CTA's nodes are contiguous and every edge inside a
+/// CTA points forward, so each CTA runs down its own nodes in program order; a node whose
+/// predecessor on another CTA (rank or dispatch edge) has not been reached yet parks its CTA on that
+/// predecessor until the owning CTA passes it. This is Kahn's algorithm with the in-degree counts
+/// replaced by that check: a node is evaluated only once all its predecessors are, and no
+/// per-node out-edge lists are needed. At most one entry per CTA is parked at any time. Memory
+/// traffic is what bounds the speed here (a 262k-step problem has ~0.5M nodes).
 LongestPath longest_path(Dag const& dag, std::vector<int> const& base) {
   auto const n = dag.nodes.size();
   auto const num_ctas = static_cast<int>(base.size()) - 1;
   DASH_ASSERT(static_cast<std::size_t>(base.back()) == n);
-  std::vector<int> cross_indeg(n, 0);
-  std::vector<int> cross_head(n, -1);  // first cross out-edge of a node, into cross_to / cross_next
-  std::vector<int> cross_to;
-  std::vector<int> cross_next;
-  cross_to.reserve(n / 2);
-  cross_next.reserve(n / 2);
-  for (int c = 0; c < num_ctas; ++c) {
-    for (int v = base[c]; v < base[c + 1]; ++v) {
-      for (int e = dag.in_begin[static_cast<std::size_t>(v)]; e < dag.in_begin[static_cast<std::size_t>(v) + 1]; ++e) {
-        int const from = dag.in_edges[static_cast<std::size_t>(e)].from;
-        if (from >= base[c] && from < v) continue;
-        DASH_ASSERT(from < base[c] || from >= base[c + 1]);  // inside a CTA, edges point forward
-        ++cross_indeg[static_cast<std::size_t>(v)];
-        cross_next.push_back(cross_head[static_cast<std::size_t>(from)]);
-        cross_head[static_cast<std::size_t>(from)] = static_cast<int>(cross_to.size());
-        cross_to.push_back(v);
-      }
-    }
-  }
   LongestPath lp{std::vector<Cycles>(n), std::vector<Cycles>(n)};
-  std::vector<int> cursor(base.begin(), base.end() - 1);
+  std::vector<int> cursor(base.begin(), base.end() - 1);  // next node of each CTA
+  auto owner = [&](int v) {
+    return static_cast<int>(std::upper_bound(base.begin(), base.end(), v) - base.begin()) - 1;
+  };
+  // CTAs parked on a node, as a chain through the CTAs (a CTA waits on one node at a time).
+  std::vector<int> parked_head(n, -1);
+  std::vector<int> parked_next(static_cast<std::size_t>(num_ctas), -1);
   std::vector<int> runnable;
   runnable.reserve(static_cast<std::size_t>(num_ctas));
   for (int c = num_ctas - 1; c >= 0; --c) runnable.push_back(c);
@@ -199,23 +186,31 @@ LongestPath longest_path(Dag const& dag, std::vector<int> const& base) {
     int const c = runnable.back();
     runnable.pop_back();
     int v = cursor[static_cast<std::size_t>(c)];
+    int const first = base[c];
     int const end = base[c + 1];
-    for (; v < end && cross_indeg[static_cast<std::size_t>(v)] == 0; ++v) {
+    for (; v < end; ++v) {
       auto const u = static_cast<std::size_t>(v);
       Cycles start = 0;
+      int blocked_on = -1;
       for (int e = dag.in_begin[u]; e < dag.in_begin[u + 1]; ++e) {
         Edge const& edge = dag.in_edges[static_cast<std::size_t>(e)];
-        start = std::max(start, lp.finish(dag, edge.from) + edge.latency);
+        if (edge.from < first || edge.from >= v) {
+          DASH_ASSERT(edge.from < first || edge.from >= end);  // inside a CTA, edges point forward
+          if (cursor[static_cast<std::size_t>(owner(edge.from))] <= edge.from) {
+            blocked_on = edge.from;
+            break;
+          }
+        }
+        start = std::max(start, lp.finish_[static_cast<std::size_t>(edge.from)] + edge.latency);
+      }
+      if (blocked_on >= 0) {
+        parked_next[static_cast<std::size_t>(c)] = parked_head[static_cast<std::size_t>(blocked_on)];
+        parked_head[static_cast<std::size_t>(blocked_on)] = c;
+        break;
       }
       lp.start[u] = start;
       lp.finish_[u] = start + dag.nodes[u].weight;
-      for (int e = cross_head[u]; e >= 0; e = cross_next[static_cast<std::size_t>(e)]) {
-        auto const to = static_cast<std::size_t>(cross_to[static_cast<std::size_t>(e)]);
-        if (--cross_indeg[to] == 0) {
-          auto const owner = static_cast<int>(std::upper_bound(base.begin(), base.end(), static_cast<int>(to)) - base.begin()) - 1;
-          if (cursor[static_cast<std::size_t>(owner)] == static_cast<int>(to)) runnable.push_back(owner);
-        }
-      }
+      for (int w = parked_head[u]; w >= 0; w = parked_next[static_cast<std::size_t>(w)]) runnable.push_back(w);
     }
     cursor[static_cast<std::size_t>(c)] = v;
   }
