@@ -193,14 +193,20 @@ std::uint64_t protocol_schedule_hash(sim::Schedule const& schedule) {
 
 std::string schedule_prelude(KernelSpec const& spec) {
   ScheduleForm const& form = spec.form;
+  std::string const forms_version = hex64(fnv1a64(kFormsText)).substr(0, 8);
   std::string out = fmt::format(
       "// ---- Schedule form '{}': {}.\n"
       "// The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,\n"
       "// item, step and rank and reproduces the schedule exactly.\n"
-      "#define DASH_CF static __device__ __forceinline__\n",
-      form.name, describe_form(form));
+      // External linkage, inline: forms a kernel does not use raise no nvcc warning (#177 would
+      // for static or anonymous-namespace functions). The namespace carries the hash of the forms'
+      // text, so files from different versions of forms.inc never share a definition.
+      "namespace dash_forms_{} {{\n"
+      "#define DASH_CF __device__ __forceinline__\n",
+      form.name, describe_form(form), forms_version);
   out += kFormsText;
-  out += "#undef DASH_CF\n\n";
+  out += fmt::format("#undef DASH_CF\n}}  // namespace dash_forms_{0}\nusing namespace dash_forms_{0};\n\n",
+                     forms_version);
   out += int_array("dash_gen_q_lo", form.q_lo);
   out += int_array("dash_gen_q_hi", form.q_hi);
   if (form.dq_rank.kind == "ascending") out += int_array("dash_gen_kv_lo", form.kv_lo);

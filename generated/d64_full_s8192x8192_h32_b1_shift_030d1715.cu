@@ -8,7 +8,8 @@
 // ---- Schedule form 'shift+table': work strided (head_fastest=0, reverse=0); Q order rotate (mult=2, offset=0); dQ rank table; dK/dV rank none.
 // The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,
 // item, step and rank and reproduces the schedule exactly.
-#define DASH_CF static __device__ __forceinline__
+namespace dash_forms_b2ba5944 {
+#define DASH_CF __device__ __forceinline__
 // Schedule forms: the index arithmetic a specialized kernel uses to answer the schedule protocol.
 // Plain C++17 on ints and pointers, shared verbatim by the host (lowering evaluates it for every
 // (CTA, k, t) and compares with the schedule) and the device (embedded into each generated kernel),
@@ -93,6 +94,8 @@ DASH_CF int dash_cf_dkv_table(int const* dkv_row, int const* rows, int group, in
   return rows[dkv_row[dkv] * group + q_head % group];
 }
 #undef DASH_CF
+}  // namespace dash_forms_b2ba5944
+using namespace dash_forms_b2ba5944;
 
 static __device__ const int dash_gen_q_lo[64] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
