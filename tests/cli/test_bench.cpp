@@ -1,0 +1,202 @@
+// `dash bench` without a GPU: the plan (--dry-run) with the simulator's exact predictions, its
+// JSON records, and every refusal as one error line with exit code 2 and no file left behind.
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/cost_model.h"
+#include "dagsim/machine.h"
+#include "dagsim/simulate.h"
+#include "dagsim/strategies.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Result {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_all(fs::path const& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    static int counter = 0;
+    dir = fs::temp_directory_path() / fmt::format("dash_bench_{}_{}", ::getpid(), counter++);
+    fs::create_directories(dir);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  [[nodiscard]] std::string path(std::string const& name) const { return (dir / name).string(); }
+};
+
+Result bench(std::string const& args, std::string const& env = "") {
+  TempDir const io;
+  std::string const command = fmt::format("{} '{}' bench {} >'{}' 2>'{}'", env, DASH_BINARY, args,
+                                          io.path("out"), io.path("err"));
+  int const status = std::system(command.c_str());
+  Result r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_all(io.dir / "out");
+  r.err = read_all(io.dir / "err");
+  return r;
+}
+
+void check_refused(Result const& r, std::string const& expected) {
+  INFO("stderr: " << r.err);
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("dash: error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find(expected) != std::string::npos);
+}
+
+dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind mask) {
+  dash::sim::Problem p;
+  p.batch = 16384 / seqlen;
+  p.q_heads = p.kv_heads = 2048 / head_dim;
+  p.seqlen_q = p.seqlen_k = seqlen;
+  p.head_dim = head_dim;
+  p.mask = dash::sim::Mask{mask, 0, 0};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("bench: without a visible GPU it refuses in one line", "[cli][bench]") {
+  // Hides any GPU, so the test means the same on a machine that has one.
+  check_refused(bench("--head-dims 64 --seqlens 1024", "CUDA_VISIBLE_DEVICES="), "GPU");
+}
+
+TEST_CASE("bench: bad flags are one error line, exit 2, and no file", "[cli][bench]") {
+  TempDir const t;
+  std::string const file = t.path("b.json");
+  check_refused(bench(fmt::format("--dry-run --iters 9 --json '{}'", file)), "--iters");
+  check_refused(bench(fmt::format("--dry-run --seqlens 1000 --json '{}'", file)),
+                "does not divide");
+  check_refused(bench(fmt::format("--dry-run --head-dims 96 --json '{}'", file)), "--head-dims");
+  check_refused(bench("--dry-run --strategies fa3,nope"), "unknown strategy 'nope'");
+  check_refused(bench("--dry-run --strategies fa3,fa3"), "listed twice");
+  check_refused(bench("--dry-run --modes det,sometimes"), "unknown mode");
+  check_refused(bench("--dry-run --masks full,diagonal"), "unknown mask");
+  check_refused(bench("--dry-run --seqlen 4096 --seqlens 4096"), "cannot be combined");
+  check_refused(bench(fmt::format("--dry-run --json '{}'", t.path("no/such/dir/b.json"))),
+                "does not exist");
+  CHECK(!fs::exists(file));
+}
+
+TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact predictions",
+          "[cli][bench]") {
+  TempDir const t;
+  std::string const file = t.path("plan.json");
+  Result const r =
+      bench(fmt::format("--dry-run --head-dims 64 --seqlens 2048 --masks causal --strategies "
+                        "fa3,descending --json '{}'",
+                        file));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.rc == 0);
+  json const records = json::parse(read_all(file));
+  REQUIRE(records.size() == 4);  // 1 shape x 2 strategies x 2 modes
+
+  dash::sim::Problem const p = grid_problem(2048, 64, dash::sim::MaskKind::kCausal);
+  dash::sim::Machine const machine = dash::sim::machine_preset("h200");
+  dash::sim::CostModel const cost = dash::sim::default_model(p);
+  auto makespan = [&](char const* name) {
+    return dash::sim::simulate(p, machine, cost, dash::sim::make_strategy(name, p, machine))
+        .makespan;
+  };
+  std::int64_t const fa3 = makespan("fa3");
+  std::int64_t const descending = makespan("descending");
+  // 2.5 x 4*b*h*s*s*d, halved for causal: b = 8, h = 32.
+  double const flops = 2.5 * 4.0 * 8 * 32 * 2048.0 * 2048.0 * 64 / 2;
+  for (auto const& rec : records) {
+    CHECK(rec["batch"] == 8);
+    CHECK(rec["heads"] == 32);
+    CHECK(rec["seqlen_q"] == 2048);
+    CHECK(rec["head_dim"] == 64);
+    CHECK(rec["mask"] == "causal");
+    CHECK(rec["flops"].get<double>() == flops);
+    CHECK(rec["status"] == "planned");
+    CHECK(rec["measured"] == false);
+    CHECK(rec["ms"].is_null());
+    CHECK(rec["sms"] == 132);
+    if (rec["mode"] == "nondet") {
+      CHECK(rec["predicted_makespan"].is_null());  // the simulator models ordered reductions only
+      continue;
+    }
+    bool const is_fa3 = rec["strategy"] == "fa3";
+    CHECK(rec["predicted_makespan"].get<std::int64_t>() == (is_fa3 ? fa3 : descending));
+    CHECK(rec["predicted_vs_fa3"].get<double>() ==
+          Approx(static_cast<double>(fa3) / static_cast<double>(is_fa3 ? fa3 : descending)));
+  }
+  // Causal at this size: descending must beat fa3 in the model, or the comparison is vacuous.
+  CHECK(descending < fa3);
+  CHECK(r.out.find("descending") != std::string::npos);
+  CHECK(r.out.find(
+            fmt::format("{:.3f}x", static_cast<double>(fa3) / static_cast<double>(descending))) !=
+        std::string::npos);
+}
+
+TEST_CASE("bench: the default grid is DESIGN.md's, and one shape replaces it", "[cli][bench]") {
+  TempDir const t;
+  std::string const file = t.path("grid.json");
+  // Small hidden size: the same grid rule at a fraction of the simulation cost.
+  Result const r =
+      bench(fmt::format("--dry-run --hidden 256 --strategies fa3 --modes det --json '{}'", file));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.rc == 0);
+  json const records = json::parse(read_all(file));
+  std::set<std::tuple<int, int, std::string>> shapes;
+  for (auto const& rec : records) {
+    int const s = rec["seqlen_q"];
+    int const d = rec["head_dim"];
+    CHECK(rec["batch"].get<int>() * s == 16384);
+    CHECK(rec["heads"].get<int>() * d == 256);
+    shapes.emplace(d, s, rec["mask"].get<std::string>());
+  }
+  CHECK(records.size() == 24);
+  CHECK(shapes.size() == 24);
+  for (int d : {64, 128}) {
+    for (int s : {512, 1024, 2048, 4096, 8192, 16384}) {
+      CHECK(shapes.count({d, s, "full"}) == 1);
+      CHECK(shapes.count({d, s, "causal"}) == 1);
+    }
+  }
+
+  std::string const one = t.path("one.json");
+  Result const single =
+      bench(fmt::format("--dry-run --batch 2 --heads 4 --seqlen 1024 --head-dim 128 --mask full "
+                        "--strategies shift --json '{}'",
+                        one));
+  REQUIRE(single.rc == 0);
+  json const recs = json::parse(read_all(one));
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[0]["batch"] == 2);
+  CHECK(recs[0]["heads"] == 4);
+  CHECK(recs[0]["strategy"] == "shift");
+  CHECK(recs[0]["flops"].get<double>() == 2.5 * 4.0 * 2 * 4 * 1024.0 * 1024.0 * 128);
+}
