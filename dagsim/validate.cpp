@@ -94,7 +94,7 @@ void check_items(Problem const& problem, Schedule const& schedule, TileIndex con
                      problem.q_tiles(b) - 1);
         }
         int& seen = stamp[static_cast<std::size_t>(i)];
-        if (seen == id) user_error("step (b={}, h={}, i={}, j={}) appears twice (CTA {} and CTA {})", b, h, i, j, c, c);
+        if (seen == id) user_error("step (b={}, h={}, i={}, j={}) appears twice in CTA {}", b, h, i, j, c);
         if (!problem.is_visible(b, i, j)) {
           user_error("step (b={}, h={}, i={}, j={}) in CTA {} is fully masked", b, h, i, j, c);
         }

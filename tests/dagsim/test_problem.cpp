@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "dagsim/error.h"
 #include "dagsim/problem.h"
@@ -101,4 +102,38 @@ TEST_CASE("validate_problem names the bad field", "[problem]") {
   p.seqlens_q = {10};
   p.seqlens_k = {10, 20};
   CHECK_THROWS_WITH(validate_problem(p), Catch::Contains("varlen"));
+}
+
+TEST_CASE("our RNG: reproducible, in range, every value reached", "[rng]") {
+  Rng a(123);
+  Rng b(123);
+  Rng c(124);
+  bool differs = false;
+  for (int k = 0; k < 100; ++k) {
+    std::uint64_t const x = a.next();
+    REQUIRE(x == b.next());
+    differs = differs || x != c.next();
+  }
+  CHECK(differs);
+  // uniform_int covers [lo, hi] exactly, roughly evenly (12000 draws over 6 values: ~2000 each).
+  std::vector<int> counts(6, 0);
+  for (int k = 0; k < 12000; ++k) {
+    auto const v = a.uniform_int(-2, 3);
+    REQUIRE(v >= -2);
+    REQUIRE(v <= 3);
+    ++counts[static_cast<std::size_t>(v + 2)];
+  }
+  for (int count : counts) {
+    CHECK(count > 1700);
+    CHECK(count < 2300);
+  }
+  CHECK(a.uniform_int(5, 5) == 5);
+  double const u = a.uniform01();
+  CHECK(u >= 0.0);
+  CHECK(u < 1.0);
+  std::vector<int> values{0, 1, 2, 3, 4, 5, 6, 7};
+  a.shuffle(values);
+  std::vector<int> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dagsim/bounds.h"
@@ -302,6 +303,18 @@ TEST_CASE("longest path equals the event-driven run on random valid schedules", 
   }
   CHECK(dynamic > 200);
   CHECK(gqa > 200);
+}
+
+TEST_CASE("to_dot draws nodes, edges and latencies", "[simulate][dag]") {
+  Problem const p = grid(1, 2);
+  Schedule const s = make({{WorkItem{0, 0, 0, {0}}}, {WorkItem{0, 0, 1, {0}}}}, {{1, 0}});
+  Dag const dag = build_dag(p, costs(10, 5, 7, 0), s);
+  REQUIRE(dag.nodes.size() == 4);
+  REQUIRE(dag.in_begin.size() == 5);
+  std::string const dot = to_dot(dag);
+  CHECK(dot.find("digraph") != std::string::npos);
+  CHECK(dot.find("n0 -> n1;") != std::string::npos);
+  CHECK(dot.find("n3 -> n1 [label=\"+7\"]") != std::string::npos);
 }
 
 TEST_CASE("negative costs are a user error", "[simulate]") {

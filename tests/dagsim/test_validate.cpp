@@ -68,7 +68,7 @@ TEST_CASE("coverage: duplicate, missing, masked and out-of-range steps", "[valid
   SECTION("duplicate step") {
     Schedule s = two_by_two();
     s.ctas[1].items[0].q_order = {1, 0, 1};
-    CHECK_THROWS_WITH(validate(p, m, s), Contains("step (b=0, h=0, i=1, j=1) appears twice"));
+    CHECK_THROWS_WITH(validate(p, m, s), Contains("step (b=0, h=0, i=1, j=1) appears twice in CTA 1"));
   }
   SECTION("duplicate work item") {
     Schedule s = two_by_two();
