@@ -5,6 +5,9 @@
 // ascending over the visible ones, ranks by arrival order.
 #include <benchmark/benchmark.h>
 
+#include <utility>
+#include <vector>
+
 #include "dagsim/cost_model.h"
 #include "dagsim/machine.h"
 #include "dagsim/problem.h"
@@ -52,17 +55,46 @@ Schedule round_robin_ascending(Problem const& problem, Machine const& machine) {
   return schedule;
 }
 
+// Dynamic launch: one CTA per work item in (head, KV tile) order, ranks by launch order (a CTA
+// only ever waits on CTAs launched before it, so the schedule cannot deadlock).
+Schedule launch_order_dynamic(Problem const& problem) {
+  Schedule schedule;
+  schedule.strategy = "bench-dynamic";
+  schedule.launch = LaunchModel::kDynamic;
+  for (int h = 0; h < problem.q_heads; ++h) {
+    for (int j = 0; j < problem.kv_tiles(0); ++j) {
+      WorkItem item{0, h, j, {}};
+      for (int i = 0; i < problem.q_tiles(0); ++i) {
+        if (problem.is_visible(0, i, j)) item.q_order.push_back(i);
+      }
+      schedule.ctas.push_back(Cta{{std::move(item)}});
+    }
+  }
+  for (int h = 0; h < problem.q_heads; ++h) {
+    for (int i = 0; i < problem.q_tiles(0); ++i) {
+      std::vector<int> contributors;
+      for (int j = 0; j < problem.kv_tiles(0); ++j) {
+        if (problem.is_visible(0, i, j)) contributors.push_back(j);
+      }
+      schedule.dq_order.push_back(std::move(contributors));
+    }
+  }
+  return schedule;
+}
+
 struct Case {
   Problem problem = reference_problem();
   Machine machine = machine_preset("h200");
   CostModel cost = default_model(problem);
   Schedule schedule = round_robin_ascending(problem, machine);
+  Schedule dynamic = launch_order_dynamic(problem);
 };
 
 Case const& reference_case() {
   static Case const instance = [] {
     Case c;
     validate(c.problem, c.machine, c.schedule);
+    validate(c.problem, c.machine, c.dynamic);
     return c;
   }();
   return instance;
@@ -78,6 +110,16 @@ void BM_simulate(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_simulate)->Unit(benchmark::kMillisecond);
+
+void BM_simulate_dynamic(benchmark::State& state) {
+  Case const& c = reference_case();
+  for (auto _ : state) {
+    SimResult result = simulate(c.problem, c.machine, c.cost, c.dynamic);
+    benchmark::DoNotOptimize(result.makespan);
+    state.counters["makespan"] = static_cast<double>(result.makespan);
+  }
+}
+BENCHMARK(BM_simulate_dynamic)->Unit(benchmark::kMillisecond);
 
 void BM_validate(benchmark::State& state) {
   Case const& c = reference_case();
