@@ -49,11 +49,12 @@ void append_ints(std::string& out, std::vector<int> const& values) {
 }
 
 void append_problem(std::string& out, Problem const& p) {
-  fmt::format_to(std::back_inserter(out),
-                 "{{\"batch\": {}, \"q_heads\": {}, \"kv_heads\": {}, \"seqlen_q\": {}, "
-                 "\"seqlen_k\": {}, \"head_dim\": {}, \"tile_m\": {}, \"tile_n\": {}, \"mask\": {}, ",
-                 p.batch, p.q_heads, p.kv_heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.tile_m,
-                 p.tile_n, quoted(to_string(p.mask)));
+  fmt::format_to(
+      std::back_inserter(out),
+      "{{\"batch\": {}, \"q_heads\": {}, \"kv_heads\": {}, \"seqlen_q\": {}, "
+      "\"seqlen_k\": {}, \"head_dim\": {}, \"tile_m\": {}, \"tile_n\": {}, \"mask\": {}, ",
+      p.batch, p.q_heads, p.kv_heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.tile_m, p.tile_n,
+      quoted(to_string(p.mask)));
   out += "\"seqlens_q\": ";
   append_ints(out, p.seqlens_q);
   out += ", \"seqlens_k\": ";
@@ -119,7 +120,8 @@ std::int64_t as_int(json const& v, std::string const& path, std::int64_t lo, std
   if (v.is_number_unsigned()) {
     // nlohmann stores every non-negative literal as unsigned, so lo matters here too.
     auto const value = v.get<std::uint64_t>();
-    if (value > static_cast<std::uint64_t>(hi) || (lo > 0 && value < static_cast<std::uint64_t>(lo))) {
+    if (value > static_cast<std::uint64_t>(hi) ||
+        (lo > 0 && value < static_cast<std::uint64_t>(lo))) {
       user_error("{}: {} is out of range {}..{}", path, value, lo, hi);
     }
     return static_cast<std::int64_t>(value);
@@ -193,7 +195,9 @@ Problem read_problem(json const& v, std::string const& path) {
   std::string const mask_text = as_string(required(v, path, "mask"), mask_path);
   p.mask = at_path(mask_path, [&] { return parse_mask(mask_text); });
   // Bound the varlen arrays by a sane batch before reading them; validate_problem does the rest.
-  if (p.batch > (1 << 16)) user_error("{}: {} is larger than {}", member_path(path, "batch"), p.batch, 1 << 16);
+  if (p.batch > (1 << 16)) {
+    user_error("{}: {} is larger than {}", member_path(path, "batch"), p.batch, 1 << 16);
+  }
   if (auto const* q = optional(v, "seqlens_q")) {
     p.seqlens_q = read_lengths(*q, member_path(path, "seqlens_q"), p.batch);
   }
@@ -220,8 +224,8 @@ WorkItem read_item(json const& v, std::string const& path, Problem const& proble
   WorkItem item;
   item.batch = as_int32(required(v, path, "b"), member_path(path, "b"), 0, problem.batch - 1);
   item.head = as_int32(required(v, path, "h"), member_path(path, "h"), 0, problem.q_heads - 1);
-  item.kv_tile = as_int32(required(v, path, "j"), member_path(path, "j"), 0,
-                          problem.kv_tiles(item.batch) - 1);
+  item.kv_tile =
+      as_int32(required(v, path, "j"), member_path(path, "j"), 0, problem.kv_tiles(item.batch) - 1);
   std::string const q_path = member_path(path, "q");
   int const q_tiles = problem.q_tiles(item.batch);
   json const& q = as_array(required(v, path, "q"), q_path, static_cast<std::size_t>(q_tiles));
@@ -318,8 +322,8 @@ json parse_document(std::string const& text) {
   } catch (json::exception const& e) {
     std::string message = e.what();
     // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
-    if (auto const close = message.find("] "); message.rfind("[json.exception", 0) == 0 &&
-                                                close != std::string::npos) {
+    if (auto const close = message.find("] ");
+        message.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
       message.erase(0, close + 2);
     }
     for (char& ch : message) {
@@ -348,8 +352,9 @@ std::string to_json(ScheduleDocument const& doc) {
     auto const& items = ctas[c].items;
     for (std::size_t k = 0; k < items.size(); ++k) {
       if (k > 0) out += ", ";
-      fmt::format_to(std::back_inserter(out), "{{\"b\": {}, \"h\": {}, \"j\": {}, \"q\": ",
-                     items[k].batch, items[k].head, items[k].kv_tile);
+      fmt::format_to(std::back_inserter(out),
+                     "{{\"b\": {}, \"h\": {}, \"j\": {}, \"q\": ", items[k].batch, items[k].head,
+                     items[k].kv_tile);
       append_ints(out, items[k].q_order);
       out += '}';
     }
@@ -366,9 +371,9 @@ std::string to_json(ScheduleDocument const& doc) {
 
 ScheduleDocument schedule_from_json(std::string const& text) {
   json const root = parse_document(text);
-  expect_object(root, "",
-                {"version", "strategy", "problem", "machine", "launch", "ctas", "dq_order",
-                 "dkv_order"});
+  expect_object(
+      root, "",
+      {"version", "strategy", "problem", "machine", "launch", "ctas", "dq_order", "dkv_order"});
   std::string const version = as_string(required(root, "", "version"), "version");
   if (version != kVersion) {
     user_error("version: unsupported '{}' (this build reads {})", version, kVersion);
@@ -378,7 +383,9 @@ ScheduleDocument schedule_from_json(std::string const& text) {
   doc.machine = read_machine(required(root, "", "machine"), "machine");
   Schedule& s = doc.schedule;
   s.strategy = "file";
-  if (auto const* strategy = optional(root, "strategy")) s.strategy = as_string(*strategy, "strategy");
+  if (auto const* strategy = optional(root, "strategy")) {
+    s.strategy = as_string(*strategy, "strategy");
+  }
   std::string const launch = as_string(required(root, "", "launch"), "launch");
   s.launch = at_path("launch", [&] { return parse_launch(launch); });
   TileIndex const index(doc.problem);
@@ -391,7 +398,9 @@ ScheduleDocument schedule_from_json(std::string const& text) {
 ScheduleDocument read_schedule_file(std::string const& path) {
   std::error_code ec;
   auto const status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) user_error("cannot read schedule '{}': no such file", path);
+  if (ec || !std::filesystem::exists(status)) {
+    user_error("cannot read schedule '{}': no such file", path);
+  }
   if (!std::filesystem::is_regular_file(status)) {
     user_error("cannot read schedule '{}': not a regular file", path);
   }

@@ -16,7 +16,8 @@ struct ScheduleDocument {
   Schedule schedule;
 };
 
-std::string to_json(ScheduleDocument const& doc);  ///< stable key order, byte-identical for equal input
+std::string to_json(
+    ScheduleDocument const& doc);  ///< stable key order, byte-identical for equal input
 ScheduleDocument schedule_from_json(std::string const& text);
 ScheduleDocument read_schedule_file(std::string const& path);
 /// Writes atomically (temp file + rename): never a partial file.

@@ -61,8 +61,9 @@ std::vector<bool> needs_writer_track(std::vector<Slice> const& slices, int ctas)
   std::vector<bool> writer(static_cast<std::size_t>(ctas), false);
   for (std::size_t c = 0; c < per_cta.size(); ++c) {
     auto& list = per_cta[c];
-    std::sort(list.begin(), list.end(),
-              [](Interval a, Interval b) { return a.start < b.start || (a.start == b.start && a.finish < b.finish); });
+    std::sort(list.begin(), list.end(), [](Interval a, Interval b) {
+      return a.start < b.start || (a.start == b.start && a.finish < b.finish);
+    });
     for (std::size_t k = 1; k < list.size() && !writer[c]; ++k) {
       writer[c] = list[k].start < list[k - 1].finish;
     }
@@ -121,7 +122,8 @@ Rows plan_rows(SimResult const& result, int sms) {
   if (ctas <= kMaxRows) {
     rows.count = ctas;
     for (int c = 0; c < ctas; ++c) {
-      rows.labels.push_back(fmt::format("CTA {} (SM {})", c, result.ctas[static_cast<std::size_t>(c)].sm));
+      rows.labels.push_back(
+          fmt::format("CTA {} (SM {})", c, result.ctas[static_cast<std::size_t>(c)].sm));
     }
     return rows;
   }
@@ -135,7 +137,8 @@ Rows plan_rows(SimResult const& result, int sms) {
   for (int r = 0; r < kMaxRows; ++r) {
     // SMs m with floor(m * rows / sms) == r.
     int const first = static_cast<int>((std::int64_t{r} * rows.sms + kMaxRows - 1) / kMaxRows);
-    int const last = static_cast<int>((std::int64_t{r + 1} * rows.sms + kMaxRows - 1) / kMaxRows) - 1;
+    int const last =
+        static_cast<int>((std::int64_t{r + 1} * rows.sms + kMaxRows - 1) / kMaxRows) - 1;
     rows.labels.push_back(fmt::format("SMs {}-{}", first, last));
   }
   return rows;
@@ -163,7 +166,8 @@ class Coverage {
 
   /// Runs of columns at the same shade; any coverage at all shows at least a quarter shade, so
   /// a lone short slice stays visible.
-  void append_svg(std::string& out, char const* color, double band_offset, double band_height) const {
+  void append_svg(std::string& out, char const* color, double band_offset,
+                  double band_height) const {
     fmt::format_to(std::back_inserter(out), "<g fill=\"{}\">\n", color);
     for (std::size_t r = 0; r < columns_.size(); ++r) {
       double const y = kTop + static_cast<double>(r) * kRowHeight + band_offset;
@@ -177,7 +181,8 @@ class Coverage {
         std::size_t end = k + 1;
         while (end < kColumns && level(end) == l) ++end;
         if (l > 0) {
-          fmt::format_to(std::back_inserter(out), "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{}\" height=\"{:.0f}\"{}/>\n",
+          fmt::format_to(std::back_inserter(out),
+                         "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{}\" height=\"{:.0f}\"{}/>\n",
                          kLeft + static_cast<double>(k) * kBin, y, (end - k) * kBinPx, band_height,
                          l == 4 ? std::string() : fmt::format(" fill-opacity=\"{:.2f}\"", l / 4.0));
         }
@@ -220,17 +225,19 @@ std::string to_chrome_trace(SimResult const& result, std::string const& title) {
   // Writer tracks get tids after all CTAs; sort indices keep each next to its CTA.
   for (int c = 0; c < ctas; ++c) {
     int const sm = result.ctas[static_cast<std::size_t>(c)].sm;
-    fmt::format_to(std::back_inserter(out),
-                   ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":\"thread_name\",\"args\":{{\"name\":"
-                   "\"CTA {0} (SM {1})\"}}}},\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":"
-                   "\"thread_sort_index\",\"args\":{{\"sort_index\":{2}}}}}",
-                   c, sm, 2 * c);
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":\"thread_name\",\"args\":{{\"name\":"
+        "\"CTA {0} (SM {1})\"}}}},\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":"
+        "\"thread_sort_index\",\"args\":{{\"sort_index\":{2}}}}}",
+        c, sm, 2 * c);
     if (writer[static_cast<std::size_t>(c)]) {
-      fmt::format_to(std::back_inserter(out),
-                     ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":\"thread_name\",\"args\":{{"
-                     "\"name\":\"CTA {1} (SM {2}) dQ writer\"}}}},\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},"
-                     "\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{3}}}}}",
-                     ctas + c, c, sm, 2 * c + 1);
+      fmt::format_to(
+          std::back_inserter(out),
+          ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":\"thread_name\",\"args\":{{"
+          "\"name\":\"CTA {1} (SM {2}) dQ writer\"}}}},\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},"
+          "\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{3}}}}}",
+          ctas + c, c, sm, 2 * c + 1);
     }
   }
   for (auto const& s : slices) {
@@ -244,10 +251,11 @@ std::string to_chrome_trace(SimResult const& result, std::string const& title) {
                      "\"ts\":{},\"dur\":{},\"args\":{{\"for\":\"{}\"}}}}",
                      tid, s.ready, s.start - s.ready, name);
     }
-    fmt::format_to(std::back_inserter(out),
-                   ",\n{{\"ph\":\"X\",\"pid\":0,\"tid\":{},\"name\":\"{}\",\"cat\":\"{}\",\"ts\":{},"
-                   "\"dur\":{}}}",
-                   tid, name, category, s.start, s.finish - s.start);
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"X\",\"pid\":0,\"tid\":{},\"name\":\"{}\",\"cat\":\"{}\",\"ts\":{},"
+        "\"dur\":{}}}",
+        tid, name, category, s.start, s.finish - s.start);
   }
   out += "\n]}\n";
   return out;
@@ -278,30 +286,33 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
   double const width = kLeft + kPlotWidth + 30.0;
   double const height = plot_bottom + 44.0;
   std::string out;
-  fmt::format_to(std::back_inserter(out),
-                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-                 "width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-                 "font-family=\"sans-serif\" font-size=\"10\">\n"
-                 "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-                 "<text x=\"{2:.0f}\" y=\"18\" font-size=\"14\">{3}</text>\n"
-                 "<text x=\"{2:.0f}\" y=\"34\">makespan {4} cycles, {5} CTAs, {6} slices</text>\n",
-                 width, height, kLeft, xml_escape(title), result.makespan, result.ctas.size(),
-                 slices.size());
+  fmt::format_to(
+      std::back_inserter(out),
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+      "font-family=\"sans-serif\" font-size=\"10\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2:.0f}\" y=\"18\" font-size=\"14\">{3}</text>\n"
+      "<text x=\"{2:.0f}\" y=\"34\">makespan {4} cycles, {5} CTAs, {6} slices</text>\n",
+      width, height, kLeft, xml_escape(title), result.makespan, result.ctas.size(), slices.size());
   // Legend.
   double x = kLeft + kPlotWidth - 300.0;
-  for (auto const& [color, name] : {std::pair{kComputeColor, "compute"}, std::pair{kReduceColor, "dQ reduce"},
-                                    std::pair{kWaitColor, "wait"}}) {
-    fmt::format_to(std::back_inserter(out),
-                   "<rect x=\"{:.0f}\" y=\"26\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.0f}\" "
-                   "y=\"35\">{}</text>\n",
-                   x, color, x + 14.0, name);
+  for (auto const& [color, name] :
+       {std::pair{kComputeColor, "compute"}, std::pair{kReduceColor, "dQ reduce"},
+        std::pair{kWaitColor, "wait"}}) {
+    fmt::format_to(
+        std::back_inserter(out),
+        "<rect x=\"{:.0f}\" y=\"26\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.0f}\" "
+        "y=\"35\">{}</text>\n",
+        x, color, x + 14.0, name);
     x += 90.0;
   }
   // Row labels and guide lines.
   out += "<g fill=\"#333\" text-anchor=\"end\">\n";
   for (int r = 0; r < rows.count; ++r) {
-    fmt::format_to(std::back_inserter(out), "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n", kLeft - 6.0,
-                   kTop + r * kRowHeight + kMainBand, xml_escape(rows.labels[static_cast<std::size_t>(r)]));
+    fmt::format_to(std::back_inserter(out), "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
+                   kLeft - 6.0, kTop + r * kRowHeight + kMainBand,
+                   xml_escape(rows.labels[static_cast<std::size_t>(r)]));
   }
   out += "</g>\n";
   compute.append_svg(out, kComputeColor, 0.0, kMainBand);
@@ -309,12 +320,14 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
   writer_wait.append_svg(out, kWaitColor, kMainBand, kReduceBand);
   reduce.append_svg(out, kReduceColor, kMainBand, kReduceBand);
   // Time axis.
-  fmt::format_to(std::back_inserter(out),
-                 "<g stroke=\"#333\"><line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\"/>",
-                 kLeft, plot_bottom + 2.0, kLeft + kPlotWidth);
+  fmt::format_to(
+      std::back_inserter(out),
+      "<g stroke=\"#333\"><line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\"/>",
+      kLeft, plot_bottom + 2.0, kLeft + kPlotWidth);
   Cycles const step = tick_step(span);
   for (Cycles t = 0; t <= span; t += step) {
-    fmt::format_to(std::back_inserter(out), "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>",
+    fmt::format_to(std::back_inserter(out),
+                   "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>",
                    kLeft + static_cast<double>(t) * scale, plot_bottom + 2.0, plot_bottom + 6.0);
   }
   out += "</g>\n<g fill=\"#333\" text-anchor=\"middle\">\n";
@@ -322,7 +335,8 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
     fmt::format_to(std::back_inserter(out), "<text x=\"{:.1f}\" y=\"{:.0f}\">{}</text>\n",
                    kLeft + static_cast<double>(t) * scale, plot_bottom + 18.0, short_cycles(t));
   }
-  fmt::format_to(std::back_inserter(out), "<text x=\"{:.0f}\" y=\"{:.0f}\">model cycles</text>\n</g>\n",
+  fmt::format_to(std::back_inserter(out),
+                 "<text x=\"{:.0f}\" y=\"{:.0f}\">model cycles</text>\n</g>\n",
                  kLeft + kPlotWidth / 2.0, plot_bottom + 34.0);
   out += "</svg>\n";
   return out;

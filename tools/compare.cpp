@@ -32,12 +32,14 @@ struct Record {
   std::optional<sim::SimResult> result;
 };
 
-Record evaluate(std::string const& name, Resolved const& resolved, std::optional<sim::Schedule> given) {
+Record evaluate(std::string const& name, Resolved const& resolved,
+                std::optional<sim::Schedule> given) {
   Record record;
   record.name = name;
   try {
-    record.schedule = given ? *given
-                            : sim::make_strategy(name, resolved.problem, resolved.machine, resolved.launch);
+    record.schedule =
+        given ? *given
+              : sim::make_strategy(name, resolved.problem, resolved.machine, resolved.launch);
     sim::validate(resolved.problem, resolved.machine, record.schedule);
   } catch (UserError const& e) {
     // A strategy outside its premise may refuse; the others still deserve a comparison. A given
@@ -55,7 +57,9 @@ void run_compare(CompareOptions const& opts) {
   Resolved const resolved = resolve(o);
   sim::Bounds const bounds = sim::compute_bounds(resolved.problem, resolved.machine, resolved.cost);
   std::vector<Record> records;
-  for (auto const& name : sim::strategy_names()) records.push_back(evaluate(name, resolved, std::nullopt));
+  for (auto const& name : sim::strategy_names()) {
+    records.push_back(evaluate(name, resolved, std::nullopt));
+  }
   if (!(opts.search_budget_s >= 0 && opts.search_budget_s <= 3600)) {
     user_error("--search-budget must be between 0 and 3600 seconds, got {}", opts.search_budget_s);
   }
@@ -77,7 +81,9 @@ void run_compare(CompareOptions const& opts) {
     if (r.name == "fa3") fa3 = r.result->makespan;
     if (best == nullptr || r.result->makespan < best->result->makespan) best = &r;
   }
-  if (best == nullptr) user_error("no strategy produced a schedule for {}", describe(resolved.problem));
+  if (best == nullptr) {
+    user_error("no strategy produced a schedule for {}", describe(resolved.problem));
+  }
   write_outputs(o, resolved, best->schedule, *best->result,
                 fmt::format("best: {} on {}: {}", best->name, describe(resolved.machine),
                             describe(resolved.problem)));
@@ -107,10 +113,12 @@ void run_compare(CompareOptions const& opts) {
     std::puts(list.dump(2).c_str());
     return;
   }
-  std::string out = fmt::format("{} on {}, {} launch\nlower bound {} cycles (work {}, chain {})\n\n",
-                                describe(resolved.problem), describe(resolved.machine),
-                                sim::to_string(resolved.launch), bounds.lower(), bounds.work, bounds.chain);
-  out += fmt::format("{:<22} {:>14} {:>9} {:>9} {:>9}\n", "strategy", "makespan", "vs fa3", "gap", "util");
+  std::string out =
+      fmt::format("{} on {}, {} launch\nlower bound {} cycles (work {}, chain {})\n\n",
+                  describe(resolved.problem), describe(resolved.machine),
+                  sim::to_string(resolved.launch), bounds.lower(), bounds.work, bounds.chain);
+  out += fmt::format("{:<22} {:>14} {:>9} {:>9} {:>9}\n", "strategy", "makespan", "vs fa3", "gap",
+                     "util");
   for (auto const& r : records) {
     if (!r.result) {
       out += fmt::format("{:<22} refused: {}\n", r.name, r.refused);
@@ -120,7 +128,8 @@ void run_compare(CompareOptions const& opts) {
     out += fmt::format("{:<22} {:>14} {:>9} {:>8.2f}% {:>8.2f}%{}\n", r.name, r.result->makespan,
                        s ? fmt::format("{:.3f}x", *s) : std::string("-"),
                        100.0 * sim::gap_to_bound(r.result->makespan, bounds.lower()),
-                       100.0 * r.result->utilization(resolved.machine.sms), &r == best ? "  <- best" : "");
+                       100.0 * r.result->utilization(resolved.machine.sms),
+                       &r == best ? "  <- best" : "");
   }
   std::fputs(out.c_str(), stdout);
 }
@@ -129,9 +138,11 @@ void run_compare(CompareOptions const& opts) {
 
 void setup_compare(CLI::App& app) {
   auto opts = std::make_shared<CompareOptions>();
-  auto* sub = app.add_subcommand("compare", "simulate every named strategy (and --schedule FILE) side by side");
+  auto* sub = app.add_subcommand(
+      "compare", "simulate every named strategy (and --schedule FILE) side by side");
   add_common_flags(*sub, opts->common, FlagSet{.strategy = false});
-  sub->add_option("--search-budget", opts->search_budget_s, "seconds for the search row (0: no search row)")
+  sub->add_option("--search-budget", opts->search_budget_s,
+                  "seconds for the search row (0: no search row)")
       ->capture_default_str();
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);

@@ -89,9 +89,10 @@ sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& probl
 }  // namespace
 
 void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
-  auto* gpu = sub.add_option("--gpu", o.gpu,
-                             fmt::format("GPU preset ({})", fmt::join(sim::machine_preset_names(), ", ")))
-                  ->capture_default_str();
+  auto* gpu =
+      sub.add_option("--gpu", o.gpu,
+                     fmt::format("GPU preset ({})", fmt::join(sim::machine_preset_names(), ", ")))
+          ->capture_default_str();
   auto* sms = sub.add_option("--sms", o.sms, "any SM count instead of a preset (1..4096)");
   gpu->excludes(sms);
   sub.add_option("--batch", o.batch, "batch size")->capture_default_str();
@@ -193,10 +194,10 @@ Resolved resolve(CommonOptions const& o) {
 }
 
 sim::Schedule chosen_schedule(CommonOptions const& o, Resolved const& resolved) {
-  sim::Schedule schedule = resolved.document
-                               ? resolved.document->schedule
-                               : sim::make_strategy(o.strategy, resolved.problem, resolved.machine,
-                                                    resolved.launch);
+  sim::Schedule schedule =
+      resolved.document
+          ? resolved.document->schedule
+          : sim::make_strategy(o.strategy, resolved.problem, resolved.machine, resolved.launch);
   sim::validate(resolved.problem, resolved.machine, schedule);
   return schedule;
 }
@@ -218,14 +219,14 @@ std::string describe(sim::Machine const& machine) {
 }
 
 std::string describe(sim::Problem const& p) {
-  std::string heads = p.is_gqa() ? fmt::format("{}/{}", p.q_heads, p.kv_heads)
-                                 : fmt::format("{}", p.q_heads);
-  std::string lengths = p.seqlens_q.empty()
-                            ? (p.seqlen_q == p.seqlen_k
-                                   ? fmt::format("seqlen {}", p.seqlen_q)
-                                   : fmt::format("seqlen {}/{}", p.seqlen_q, p.seqlen_k))
-                            : fmt::format("seqlens [{}]/[{}]", fmt::join(p.seqlens_q, ","),
-                                          fmt::join(p.seqlens_k, ","));
+  std::string heads =
+      p.is_gqa() ? fmt::format("{}/{}", p.q_heads, p.kv_heads) : fmt::format("{}", p.q_heads);
+  std::string lengths =
+      p.seqlens_q.empty()
+          ? (p.seqlen_q == p.seqlen_k ? fmt::format("seqlen {}", p.seqlen_q)
+                                      : fmt::format("seqlen {}/{}", p.seqlen_q, p.seqlen_k))
+          : fmt::format("seqlens [{}]/[{}]", fmt::join(p.seqlens_q, ","),
+                        fmt::join(p.seqlens_k, ","));
   return fmt::format("batch {}, heads {}, {}, head-dim {}, tiles {}x{}, {}", p.batch, heads,
                      lengths, p.head_dim, p.tile_m, p.tile_n, sim::to_string(p.mask));
 }

@@ -26,7 +26,7 @@ struct CommonOptions {
   int heads = 16;
   int kv_heads = 0;  ///< 0: same as heads
   int seqlen = 8192;
-  int seqlen_k = 0;  ///< 0: same as seqlen
+  int seqlen_k = 0;       ///< 0: same as seqlen
   std::string seqlens;    ///< varlen q lengths, comma-separated
   std::string seqlens_k;  ///< varlen k lengths; empty: same as seqlens
   int head_dim = 128;

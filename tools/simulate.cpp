@@ -1,4 +1,6 @@
 // dash simulate: validate one schedule (a named strategy or a file), then simulate it.
+#include "dagsim/simulate.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -9,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsim/bounds.h"
-#include "dagsim/simulate.h"
 #include "dagsim/trace.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -50,7 +51,9 @@ nlohmann::json to_json(Spread const& s) {
 /// The first and last few nodes of the critical path: where it starts and how it ends.
 std::string path_excerpt(sim::SimResult const& result, std::size_t each_end) {
   auto const& path = result.critical_path;
-  auto label = [&](int id) { return sim::node_label(result.dag.nodes[static_cast<std::size_t>(id)]); };
+  auto label = [&](int id) {
+    return sim::node_label(result.dag.nodes[static_cast<std::size_t>(id)]);
+  };
   std::string out;
   for (std::size_t k = 0; k < path.size(); ++k) {
     if (path.size() > 2 * each_end && k == each_end) {
@@ -67,10 +70,11 @@ void run_simulate(SimulateOptions const& opts) {
   CommonOptions const& o = opts.common;
   Resolved const resolved = resolve(o);
   sim::Schedule const schedule = chosen_schedule(o, resolved);
-  sim::SimResult const result = sim::simulate(resolved.problem, resolved.machine, resolved.cost, schedule);
+  sim::SimResult const result =
+      sim::simulate(resolved.problem, resolved.machine, resolved.cost, schedule);
   sim::Bounds const bounds = sim::compute_bounds(resolved.problem, resolved.machine, resolved.cost);
-  std::string const title = fmt::format("{} on {}: {}", schedule.strategy, describe(resolved.machine),
-                                        describe(resolved.problem));
+  std::string const title = fmt::format("{} on {}: {}", schedule.strategy,
+                                        describe(resolved.machine), describe(resolved.problem));
   write_outputs(o, resolved, schedule, result, title);
 
   double const gap = sim::gap_to_bound(result.makespan, bounds.lower());
@@ -121,18 +125,20 @@ void run_simulate(SimulateOptions const& opts) {
                    sim::to_string(resolved.launch), result.ctas.size()));
   line(fmt::format("machine       {}", describe(resolved.machine)));
   line(fmt::format("problem       {}", describe(resolved.problem)));
-  line(fmt::format("model         c={} r={} L={} k={}{}", resolved.cost.compute, resolved.cost.reduce,
-                   resolved.cost.latency, resolved.cost.dq_buffer,
+  line(fmt::format("model         c={} r={} L={} k={}{}", resolved.cost.compute,
+                   resolved.cost.reduce, resolved.cost.latency, resolved.cost.dq_buffer,
                    resolved.cost.proportional ? ", masked steps proportional" : ""));
   line(fmt::format("steps         {}", result.steps));
   line("");
   line(fmt::format("makespan      {:>14} cycles", result.makespan));
-  line(fmt::format("lower bound   {:>14} cycles (work {}, chain {})", bounds.lower(), bounds.work, bounds.chain));
+  line(fmt::format("lower bound   {:>14} cycles (work {}, chain {})", bounds.lower(), bounds.work,
+                   bounds.chain));
   line(fmt::format("gap           {:>13.2f}%", 100.0 * gap));
   line(fmt::format("utilization   {:>13.2f}%", 100.0 * utilization));
   line("");
   line(fmt::format("per CTA       {:>14} {:>14} {:>14}", "min", "mean", "max"));
-  for (auto const& [name, s] : {std::pair{"busy", busy}, std::pair{"waiting", waiting}, std::pair{"idle", idle}}) {
+  for (auto const& [name, s] :
+       {std::pair{"busy", busy}, std::pair{"waiting", waiting}, std::pair{"idle", idle}}) {
     line(fmt::format("  {:<11} {:>14} {:>14.0f} {:>14}", name, s.min, s.mean, s.max));
   }
   line("");
@@ -146,7 +152,8 @@ void run_simulate(SimulateOptions const& opts) {
 
 void setup_simulate(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
-  auto* sub = app.add_subcommand("simulate", "validate and simulate one schedule; print makespan, bound, gap");
+  auto* sub = app.add_subcommand("simulate",
+                                 "validate and simulate one schedule; print makespan, bound, gap");
   add_common_flags(*sub, opts->common);
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);

@@ -1,9 +1,10 @@
 // dash validate: check a schedule file (coverage, rank permutations, no deadlock) for its problem.
+#include "dagsim/validate.h"
+
 #include <cstdio>
 #include <memory>
 
 #include "dagsim/error.h"
-#include "dagsim/validate.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 
@@ -27,8 +28,10 @@ void run_validate(ValidateOptions const& opts) {
 
 void setup_validate(CLI::App& app) {
   auto opts = std::make_shared<ValidateOptions>();
-  auto* sub = app.add_subcommand("validate", "check a schedule file; prints \"valid\" or the error (exit 2)");
-  add_common_flags(*sub, opts->common, FlagSet{.strategy = false, .schedule = true, .timeline = false});
+  auto* sub = app.add_subcommand("validate",
+                                 "check a schedule file; prints \"valid\" or the error (exit 2)");
+  add_common_flags(*sub, opts->common,
+                   FlagSet{.strategy = false, .schedule = true, .timeline = false});
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
     run_validate(*opts);

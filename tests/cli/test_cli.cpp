@@ -1,6 +1,4 @@
 // Runs the built `dash` binary and checks exit codes, stdout JSON and stderr lines.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -52,7 +51,9 @@ struct Scratch {
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
-  [[nodiscard]] std::string operator/(std::string const& name) const { return (dir / name).string(); }
+  [[nodiscard]] std::string operator/(std::string const& name) const {
+    return (dir / name).string();
+  }
   [[nodiscard]] std::size_t entries() const {
     std::size_t n = 0;
     for ([[maybe_unused]] auto const& e : fs::directory_iterator(dir)) ++n;
@@ -62,7 +63,8 @@ struct Scratch {
 
 Output run_dash(std::string const& args) {
   Scratch const io;
-  std::string const command = fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args, io / "out", io / "err");
+  std::string const command =
+      fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args, io / "out", io / "err");
   int const status = std::system(command.c_str());
   Output o;
   o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -100,7 +102,8 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   auto const p = small_problem();
   auto const m = dash::sim::machine_with_sms(16);
   auto const cost = dash::sim::default_model(p);
-  auto const expected = dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m));
+  auto const expected =
+      dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m));
   auto const bounds = dash::sim::compute_bounds(p, m, cost);
   CHECK(j["strategy"] == "descending");
   CHECK(j["valid"] == true);
@@ -108,13 +111,15 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   CHECK(j["steps"].get<std::int64_t>() == expected.steps);
   CHECK(j["lower_bound"].get<std::int64_t>() == bounds.lower());
   CHECK(j["critical_path_nodes"].get<std::size_t>() == expected.critical_path.size());
-  CHECK(j["gap"].get<double>() == Approx(dash::sim::gap_to_bound(expected.makespan, bounds.lower())));
+  CHECK(j["gap"].get<double>() ==
+        Approx(dash::sim::gap_to_bound(expected.makespan, bounds.lower())));
   CHECK(j["utilization"].get<double>() == Approx(expected.utilization(16)));
   CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
 }
 
 TEST_CASE("cli: explicit cost flags override the model", "[cli]") {
-  Output const o = run_dash(fmt::format("simulate {} --model paper --c 100 --r 40 --latency 7 --dq-buffer 2 --json", kSmall));
+  Output const o = run_dash(fmt::format(
+      "simulate {} --model paper --c 100 --r 40 --latency 7 --dq-buffer 2 --json", kSmall));
   REQUIRE(o.rc == 0);
   json const j = json::parse(o.out);
   CHECK(j["model"]["c"] == 100);
@@ -134,8 +139,8 @@ TEST_CASE("cli: explicit cost flags override the model", "[cli]") {
 TEST_CASE("cli: simulate prints a human table", "[cli]") {
   Output const o = run_dash(fmt::format("simulate {}", kSmall));
   REQUIRE(o.rc == 0);
-  for (char const* field : {"makespan", "lower bound", "gap", "utilization", "busy", "waiting", "idle",
-                            "critical path", "C b0 h0 i0 j0"}) {
+  for (char const* field : {"makespan", "lower bound", "gap", "utilization", "busy", "waiting",
+                            "idle", "critical path", "C b0 h0 i0 j0"}) {
     CHECK(o.out.find(field) != std::string::npos);
   }
 }
@@ -146,14 +151,16 @@ TEST_CASE("cli: compare lists every strategy with speedups over fa3", "[cli]") {
   json const list = json::parse(o.out);
   REQUIRE(list.is_array());
   auto const names = dash::sim::strategy_names();
-  REQUIRE(list.size() == names.size());
+  // The named strategies in order, then the search row (on by default).
+  REQUIRE(list.size() == names.size() + 1);
+  CHECK(list.back()["strategy"] == "search");
   std::int64_t fa3 = 0;
   int best = 0;
   std::int64_t best_makespan = INT64_MAX;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    CHECK(list[k]["strategy"] == names[k]);
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    if (k < names.size()) CHECK(list[k]["strategy"] == names[k]);
     if (!list[k]["valid"].get<bool>()) continue;
-    if (names[k] == "fa3") fa3 = list[k]["makespan"];
+    if (list[k]["strategy"] == "fa3") fa3 = list[k]["makespan"];
     best += list[k]["best"].get<bool>() ? 1 : 0;
     best_makespan = std::min(best_makespan, list[k]["makespan"].get<std::int64_t>());
   }
@@ -161,7 +168,8 @@ TEST_CASE("cli: compare lists every strategy with speedups over fa3", "[cli]") {
   CHECK(best == 1);
   for (auto const& r : list) {
     if (!r["valid"].get<bool>()) continue;
-    CHECK(r["speedup_vs_fa3"].get<double>() == Approx(static_cast<double>(fa3) / r["makespan"].get<double>()));
+    CHECK(r["speedup_vs_fa3"].get<double>() ==
+          Approx(static_cast<double>(fa3) / r["makespan"].get<double>()));
     CHECK(r["makespan"].get<std::int64_t>() >= r["lower_bound"].get<std::int64_t>());
     if (r["best"].get<bool>()) CHECK(r["makespan"].get<std::int64_t>() == best_makespan);
   }
@@ -176,7 +184,8 @@ TEST_CASE("cli: bounds match the library", "[cli]") {
   REQUIRE(o.rc == 0);
   json const j = json::parse(o.out);
   auto const p = small_problem();
-  auto const b = dash::sim::compute_bounds(p, dash::sim::machine_with_sms(16), dash::sim::default_model(p));
+  auto const b =
+      dash::sim::compute_bounds(p, dash::sim::machine_with_sms(16), dash::sim::default_model(p));
   CHECK(j["work"].get<std::int64_t>() == b.work);
   CHECK(j["chain"].get<std::int64_t>() == b.chain);
   CHECK(j["lower"].get<std::int64_t>() == b.lower());
@@ -187,7 +196,8 @@ TEST_CASE("cli: bounds match the library", "[cli]") {
 TEST_CASE("cli: schedule files round-trip through --schedule-out, validate and simulate", "[cli]") {
   Scratch const tmp;
   std::string const file = tmp / "s.json";
-  Output const made = run_dash(fmt::format("simulate {} --strategy shift --mask full --json --schedule-out '{}'", kSmall, file));
+  Output const made = run_dash(fmt::format(
+      "simulate {} --strategy shift --mask full --json --schedule-out '{}'", kSmall, file));
   REQUIRE(made.rc == 0);
   auto const doc = dash::sim::read_schedule_file(file);
   CHECK(doc.schedule.strategy == "shift");
@@ -202,7 +212,8 @@ TEST_CASE("cli: schedule files round-trip through --schedule-out, validate and s
   REQUIRE(replay.rc == 0);
   CHECK(json::parse(replay.out)["makespan"] == json::parse(made.out)["makespan"]);
   // Flags that agree are fine; flags that disagree are an error.
-  CHECK(run_dash(fmt::format("simulate --schedule '{}' --heads 4 --sms 16 --mask full", file)).rc == 0);
+  CHECK(run_dash(fmt::format("simulate --schedule '{}' --heads 4 --sms 16 --mask full", file)).rc ==
+        0);
   check_user_error(run_dash(fmt::format("simulate --schedule '{}' --seqlen 4096", file)),
                    "is a schedule for batch 1, heads 4, seqlen 2048");
   check_user_error(run_dash(fmt::format("simulate --schedule '{}' --gpu h200", file)),
@@ -216,18 +227,24 @@ TEST_CASE("cli: schedule files round-trip through --schedule-out, validate and s
   CHECK(rows.back()["strategy"] == "shift (file)");
 }
 
-TEST_CASE("cli: a deadlocking or incomplete schedule is rejected by validate and simulate", "[cli]") {
+TEST_CASE("cli: a deadlocking or incomplete schedule is rejected by validate and simulate",
+          "[cli]") {
   Scratch const tmp;
   std::string const file = tmp / "s.json";
-  REQUIRE(run_dash(fmt::format("simulate --sms 1 --heads 1 --seqlen 256 --mask full --schedule-out '{}'", file)).rc == 0);
+  REQUIRE(
+      run_dash(fmt::format(
+                   "simulate --sms 1 --heads 1 --seqlen 256 --mask full --schedule-out '{}'", file))
+          .rc == 0);
   json doc = json::parse(slurp(file));
   REQUIRE(doc["ctas"][0]["items"].size() == 2);
   // One CTA walking KV tile 1 first, while rank 0 of every dQ tile belongs to KV tile 1's
   // successor on the same CTA: it can never proceed.
   std::swap(doc["ctas"][0]["items"][0], doc["ctas"][0]["items"][1]);
   std::ofstream(tmp / "dead.json") << doc.dump();
-  check_user_error(run_dash(fmt::format("validate --schedule '{}'", tmp / "dead.json")), "deadlock");
-  check_user_error(run_dash(fmt::format("simulate --schedule '{}'", tmp / "dead.json")), "deadlock");
+  check_user_error(run_dash(fmt::format("validate --schedule '{}'", tmp / "dead.json")),
+                   "deadlock");
+  check_user_error(run_dash(fmt::format("simulate --schedule '{}'", tmp / "dead.json")),
+                   "deadlock");
   json missing = json::parse(slurp(file));
   missing["ctas"][0]["items"][0]["q"].erase(0);
   std::ofstream(tmp / "missing.json") << missing.dump();
@@ -275,7 +292,8 @@ TEST_CASE("cli: every bad input is one error line and exit code 2", "[cli]") {
       {fmt::format("simulate --schedule '{}'", tmp.dir.string()), "not a regular file"},
       {fmt::format("simulate --schedule '{}'", tmp / "garbage.json"), "malformed JSON"},
       {fmt::format("simulate --schedule '{}'", tmp / "array.json"), "document: expected an object"},
-      {fmt::format("simulate --schedule '{}'", tmp / "wrong.json"), "unsupported 'dash.schedule/7'"},
+      {fmt::format("simulate --schedule '{}'", tmp / "wrong.json"),
+       "unsupported 'dash.schedule/7'"},
       {fmt::format("simulate --schedule '{}' --strategy fa3", tmp / "wrong.json"), "excludes"},
       {"validate", "validate needs --schedule FILE"},
       {"compare --strategy fa3", "--strategy"},
@@ -291,24 +309,27 @@ TEST_CASE("cli: every bad input is one error line and exit code 2", "[cli]") {
 TEST_CASE("cli: no partial files on failure", "[cli]") {
   Scratch const tmp;
   // Output directory that does not exist.
-  Output const o = run_dash(fmt::format("simulate {} --schedule-out '{}'", kSmall, tmp / "missing/s.json"));
+  Output const o =
+      run_dash(fmt::format("simulate {} --schedule-out '{}'", kSmall, tmp / "missing/s.json"));
   check_user_error(o, "cannot write");
   CHECK_FALSE(fs::exists(tmp.dir / "missing"));
   // Bad input: nothing is written, not even the outputs that could have been.
   std::ofstream(tmp / "bad.json") << "{\"version\": \"dash.schedule/1\", \"problem\": 5}";
-  check_user_error(run_dash(fmt::format("simulate --schedule '{0}' --schedule-out '{1}' --trace '{2}' --svg '{3}'",
-                                    tmp / "bad.json", tmp / "s.json", tmp / "t.json", tmp / "g.svg")),
+  check_user_error(run_dash(fmt::format(
+                       "simulate --schedule '{0}' --schedule-out '{1}' --trace '{2}' --svg '{3}'",
+                       tmp / "bad.json", tmp / "s.json", tmp / "t.json", tmp / "g.svg")),
                    "problem: expected an object");
-  check_user_error(run_dash(fmt::format("compare --batch 0 --schedule-out '{}' --trace '{}'", tmp / "s.json",
-                                    tmp / "t.json")),
+  check_user_error(run_dash(fmt::format("compare --batch 0 --schedule-out '{}' --trace '{}'",
+                                        tmp / "s.json", tmp / "t.json")),
                    "batch must be positive");
   CHECK(tmp.entries() == 1);  // only bad.json
 }
 
 TEST_CASE("cli: --trace and --svg write the timeline of the chosen or best schedule", "[cli]") {
   Scratch const tmp;
-  Output const o = run_dash(fmt::format("compare {} --json --trace '{}' --svg '{}' --schedule-out '{}'", kSmall,
-                                    tmp / "t.json", tmp / "g.svg", tmp / "best.json"));
+  Output const o =
+      run_dash(fmt::format("compare {} --json --trace '{}' --svg '{}' --schedule-out '{}'", kSmall,
+                           tmp / "t.json", tmp / "g.svg", tmp / "best.json"));
   REQUIRE(o.rc == 0);
   json const rows = json::parse(o.out);
   std::string best;

@@ -1,13 +1,13 @@
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -34,7 +34,9 @@ struct Rng {
   int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
   template <typename T>
   void shuffle(std::vector<T>& v) {
-    for (std::size_t k = v.size(); k > 1; --k) std::swap(v[k - 1], v[static_cast<std::size_t>(below(static_cast<int>(k)))]);
+    for (std::size_t k = v.size(); k > 1; --k) {
+      std::swap(v[k - 1], v[static_cast<std::size_t>(below(static_cast<int>(k)))]);
+    }
   }
 };
 
@@ -53,7 +55,8 @@ Problem small_problem() {
 
 /// A random schedule that covers every visible step once: items dealt to random CTAs in random
 /// order, random Q orders, random ranks. (Validity beyond coverage is not I/O's business.)
-ScheduleDocument random_document(Problem const& p, int sms, LaunchModel launch, std::uint64_t seed) {
+ScheduleDocument random_document(Problem const& p, int sms, LaunchModel launch,
+                                 std::uint64_t seed) {
   Rng rng{seed};
   TileIndex const index(p);
   ScheduleDocument doc;
@@ -75,9 +78,11 @@ ScheduleDocument random_document(Problem const& p, int sms, LaunchModel launch, 
     }
     rng.shuffle(item.q_order);
     for (int const i : item.q_order) {
-      doc.schedule.dq_order[static_cast<std::size_t>(index.dq_id(key.batch, key.head, i))].push_back(key.tile);
+      doc.schedule.dq_order[static_cast<std::size_t>(index.dq_id(key.batch, key.head, i))]
+          .push_back(key.tile);
     }
-    std::size_t const cta = launch == LaunchModel::kDynamic ? k : static_cast<std::size_t>(rng.below(ctas));
+    std::size_t const cta =
+        launch == LaunchModel::kDynamic ? k : static_cast<std::size_t>(rng.below(ctas));
     doc.schedule.ctas[cta].items.push_back(std::move(item));
   }
   for (auto& order : doc.schedule.dq_order) rng.shuffle(order);
@@ -158,7 +163,8 @@ TEST_CASE("schedule_io: every named strategy round-trips", "[schedule_io]") {
   }
 }
 
-TEST_CASE("schedule_io: equal documents print identically, different ones do not", "[schedule_io]") {
+TEST_CASE("schedule_io: equal documents print identically, different ones do not",
+          "[schedule_io]") {
   auto const a = random_document(small_problem(), 5, LaunchModel::kPersistent, 42);
   auto const b = random_document(small_problem(), 5, LaunchModel::kPersistent, 42);
   auto const c = random_document(small_problem(), 5, LaunchModel::kPersistent, 43);
@@ -206,11 +212,14 @@ TEST_CASE("schedule_io: malformed and adversarial documents are UserErrors namin
        item + ".q[0]: expected an integer, got a fractional number"},
       {"q negative", edit([&](json& j) { j["ctas"][c0]["items"][0]["q"][0] = -1; }),
        item + ".q[0]: -1 is out of range"},
-      {"q huge", edit([&](json& j) { j["ctas"][c0]["items"][0]["q"][0] = 18446744073709551615ULL; }),
+      {"q huge",
+       edit([&](json& j) { j["ctas"][c0]["items"][0]["q"][0] = 18446744073709551615ULL; }),
        item + ".q[0]: 18446744073709551615 is out of range"},
       {"q beyond tiles", edit([&](json& j) { j["ctas"][c0]["items"][0]["q"][0] = 4; }),
        item + ".q[0]: 4 is out of range 0..3"},
-      {"q too long", edit([&](json& j) { j["ctas"][c0]["items"][0]["q"] = json::array({0, 1, 2, 3, 0}); }),
+      {"q too long", edit([&](json& j) {
+         j["ctas"][c0]["items"][0]["q"] = json::array({0, 1, 2, 3, 0});
+       }),
        item + ".q: 5 entries, at most 4"},
       {"kv tile out of range", edit([&](json& j) { j["ctas"][c0]["items"][0]["j"] = 2; }),
        item + ".j: 2 is out of range 0..1"},
@@ -220,8 +229,11 @@ TEST_CASE("schedule_io: malformed and adversarial documents are UserErrors namin
        item + ": expected an object, got number"},
       {"item key missing", edit([&](json& j) { j["ctas"][c0]["items"][0].erase("q"); }),
        item + ": missing key 'q'"},
-      {"ctas not an array", edit([](json& j) { j["ctas"] = json::object(); }), "ctas: expected an array"},
-      {"more CTAs than SMs", edit([](json& j) { for (int k = 0; k < 5; ++k) j["ctas"].push_back({{"items", json::array()}}); }),
+      {"ctas not an array", edit([](json& j) { j["ctas"] = json::object(); }),
+       "ctas: expected an array"},
+      {"more CTAs than SMs", edit([](json& j) {
+         for (int k = 0; k < 5; ++k) j["ctas"].push_back({{"items", json::array()}});
+       }),
        "ctas: "},
       {"too many items", edit([&](json& j) {
          json const one = j["ctas"][c0]["items"][0];
@@ -230,21 +242,36 @@ TEST_CASE("schedule_io: malformed and adversarial documents are UserErrors namin
        "ctas[1].items: more work items than the problem has (4)"},
       {"dq_order wrong size", edit([](json& j) { j["dq_order"].erase(0); }),
        "dq_order: expected 8 entries"},
-      {"dq_order bad rank", edit([](json& j) { j["dq_order"][3][0] = 9; }), "dq_order[3][0]: 9 is out of range"},
-      {"dkv_order without GQA", edit([](json& j) { j["dkv_order"] = json::array({json::array({0})}); }),
+      {"dq_order bad rank", edit([](json& j) { j["dq_order"][3][0] = 9; }),
+       "dq_order[3][0]: 9 is out of range"},
+      {"dkv_order without GQA",
+       edit([](json& j) { j["dkv_order"] = json::array({json::array({0})}); }),
        "dkv_order: 1 entries, at most 0"},
-      {"batch zero", edit([](json& j) { j["problem"]["batch"] = 0; }), "problem.batch: 0 is out of range"},
-      {"batch huge", edit([](json& j) { j["problem"]["batch"] = 1LL << 40; }), "problem.batch: 1099511627776 is out of range"},
-      {"bad tile", edit([](json& j) { j["problem"]["tile_m"] = 60; }), "problem: tiles must be multiples of 16"},
-      {"too many steps", edit([](json& j) { j["problem"]["seqlen_q"] = 1 << 24; j["problem"]["seqlen_k"] = 1 << 24; }),
+      {"batch zero", edit([](json& j) { j["problem"]["batch"] = 0; }),
+       "problem.batch: 0 is out of range"},
+      {"batch huge", edit([](json& j) { j["problem"]["batch"] = 1LL << 40; }),
+       "problem.batch: 1099511627776 is out of range"},
+      {"bad tile", edit([](json& j) { j["problem"]["tile_m"] = 60; }),
+       "problem: tiles must be multiples of 16"},
+      {"too many steps", edit([](json& j) {
+         j["problem"]["seqlen_q"] = 1 << 24;
+         j["problem"]["seqlen_k"] = 1 << 24;
+       }),
        "problem: problem has"},
-      {"bad mask", edit([](json& j) { j["problem"]["mask"] = "diagonal"; }), "problem.mask: unknown mask 'diagonal'"},
-      {"varlen wrong length", edit([](json& j) { j["problem"]["seqlens_q"] = json::array({64, 64}); }),
+      {"bad mask", edit([](json& j) { j["problem"]["mask"] = "diagonal"; }),
+       "problem.mask: unknown mask 'diagonal'"},
+      {"varlen wrong length", edit([](json& j) {
+         j["problem"]["seqlens_q"] = json::array({64, 64});
+       }),
        "problem.seqlens_q: 2 entries, at most 1"},
-      {"sms zero", edit([](json& j) { j["machine"]["sms"] = 0; }), "machine.sms: 0 is out of range 1..4096"},
-      {"bad launch", edit([](json& j) { j["launch"] = "eager"; }), "launch: unknown launch model 'eager'"},
-      {"launch not a string", edit([](json& j) { j["launch"] = true; }), "launch: expected a string, got boolean"},
-      {"long strategy", edit([](json& j) { j["strategy"] = std::string(10000, 'a'); }), "strategy: string of 10000 bytes"},
+      {"sms zero", edit([](json& j) { j["machine"]["sms"] = 0; }),
+       "machine.sms: 0 is out of range 1..4096"},
+      {"bad launch", edit([](json& j) { j["launch"] = "eager"; }),
+       "launch: unknown launch model 'eager'"},
+      {"launch not a string", edit([](json& j) { j["launch"] = true; }),
+       "launch: expected a string, got boolean"},
+      {"long strategy", edit([](json& j) { j["strategy"] = std::string(10000, 'a'); }),
+       "strategy: string of 10000 bytes"},
   };
   for (auto const& c : cases) {
     INFO(c.what);

@@ -1,5 +1,3 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <map>
 #include <regex>
@@ -7,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -26,8 +25,8 @@ struct Run {
   SimResult result;
 };
 
-Run run(int sms, int heads, int seqlen, Mask mask, CostModel const& cost, std::string const& strategy,
-        LaunchModel launch = LaunchModel::kPersistent) {
+Run run(int sms, int heads, int seqlen, Mask mask, CostModel const& cost,
+        std::string const& strategy, LaunchModel launch = LaunchModel::kPersistent) {
   Run r;
   r.problem.q_heads = r.problem.kv_heads = heads;
   r.problem.seqlen_q = r.problem.seqlen_k = seqlen;
@@ -100,7 +99,8 @@ TEST_CASE("trace: Chrome trace has one slice per node, waits and named CTA track
   }
 }
 
-TEST_CASE("trace: overlapping writer-warp reductions get their own properly nested track", "[trace]") {
+TEST_CASE("trace: overlapping writer-warp reductions get their own properly nested track",
+          "[trace]") {
   CostModel cost = paper_model(100, 30);
   cost.dq_buffer = 2;
   cost.latency = 10;
@@ -116,7 +116,8 @@ TEST_CASE("trace: overlapping writer-warp reductions get their own properly nest
       }
       continue;
     }
-    per_tid[e["tid"].get<int>()].emplace_back(e["ts"].get<Cycles>(), e["ts"].get<Cycles>() + e["dur"].get<Cycles>());
+    per_tid[e["tid"].get<int>()].emplace_back(e["ts"].get<Cycles>(),
+                                              e["ts"].get<Cycles>() + e["dur"].get<Cycles>());
   }
   CHECK(writer_tracks > 0);
   for (auto& [tid, list] : per_tid) {
@@ -156,7 +157,8 @@ TEST_CASE("trace: SVG Gantt has rows, legend and axis, and stays small for big r
   CHECK(rows == 132);
   CHECK(dyn_svg.find(">SM 131<") != std::string::npos);
   // More SMs than rows: groups of SMs.
-  Run const wide = run(300, 16, 4096, Mask{}, default_model(Problem{}), "fa3", LaunchModel::kDynamic);
+  Run const wide =
+      run(300, 16, 4096, Mask{}, default_model(Problem{}), "fa3", LaunchModel::kDynamic);
   std::string const wide_svg = to_svg_gantt(wide.result, 300, "wide");
   CHECK(wide_svg.find(">SMs 0-2<") != std::string::npos);
   CHECK(wide_svg.find(">SMs 298-299<") != std::string::npos);
