@@ -269,8 +269,9 @@ SimResult simulate(Problem const& problem, Machine const& machine, CostModel con
   auto const num_ctas = schedule.ctas.size();
   Dispatch dispatch{std::vector<int>(num_ctas), std::vector<int>(num_ctas, -1)};
   SimResult result;
+  CtaTimes times;  // dynamic launch: from the pass in finish-time order, to cross-check below
   if (schedule.launch == LaunchModel::kDynamic) {
-    CtaTimes const times = dynamic_launch_times(build_dag(problem, cost, schedule), base, machine.sms);
+    times = dynamic_launch_times(build_dag(problem, cost, schedule), base, machine.sms);
     dispatch = assign_sms(times, machine.sms);
     result.dag = build_dag(problem, cost, schedule, dispatch.source);
   } else {
@@ -321,6 +322,8 @@ SimResult simulate(Problem const& problem, Machine const& machine, CostModel con
       DASH_ASSERT(lp.start[u] >= ready);
     }
     stats.finish = base[c] < base[c + 1] ? lp.finish(dag, base[c + 1] - 1) : stats.start;
+    // The launch pass and the longest path over the DAG with dispatch edges must agree.
+    DASH_ASSERT(times.finish.empty() || (times.start[c] == stats.start && times.finish[c] == stats.finish));
   }
   if (last >= 0) result.critical_path = critical_path(dag, lp, last);
   for (auto& stats : result.ctas) {
