@@ -3,7 +3,9 @@
 #   cmake -S . -B build-device -G Ninja -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF \
 #         -DCMAKE_CUDA_ARCHITECTURES="80;90a" && cmake --build build-device --target test_runtime rt_bench
 # (fmt header-only and static cudart, so they run there as they are). Usage:
-#   scripts/gpu.sh [tests|bench|quick|all]   logs under $OUT (or ./out), a short table last.
+#   scripts/gpu.sh [tests|grid|bench|quick|all]   logs under $OUT (or ./out), a short table last.
+# grid: determinism on the whole DASH grid (rt_bench grid: every shape x named strategy, 10 runs
+# bitwise, and the atomic mode on the same shapes); all = tests, grid, bench, PyTorch SDPA.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -17,6 +19,10 @@ if [[ "$what" == tests || "$what" == all ]]; then
   "$bin/test_runtime" --durations yes 2>&1 | tee "$out/tests.log"
   test_rc=${PIPESTATUS[0]}
   [[ $test_rc -ne 0 ]] && status=1
+fi
+if [[ "$what" == grid || "$what" == all ]]; then
+  "$bin/rt_bench" grid 10 2>&1 | tee "$out/grid.txt"
+  [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if [[ "$what" == bench || "$what" == all || "$what" == quick ]]; then
   mode=""; [[ "$what" == quick ]] && mode=quick
@@ -57,6 +63,7 @@ PY
 fi
 echo "==== summary ===="
 [[ -f "$out/tests.log" ]] && grep -E "^determinism:|test cases|assertions" "$out/tests.log" | tail -20
+[[ -f "$out/grid.txt" ]] && cat "$out/grid.txt"
 [[ -f "$out/bench.txt" ]] && cat "$out/bench.txt"
 [[ -f "$out/sdpa.txt" ]] && cat "$out/sdpa.txt"
 exit $status
