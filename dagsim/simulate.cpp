@@ -53,24 +53,6 @@ std::vector<int> cta_bases(Problem const& problem, Schedule const& schedule) {
   return base;
 }
 
-/// Out-edges as plain destination lists (CSR by source), for Kahn's in-degree bookkeeping.
-struct OutLists {
-  std::vector<int> begin;
-  std::vector<int> to;
-};
-
-OutLists out_lists(Dag const& dag) {
-  auto const n = dag.nodes.size();
-  OutLists out;
-  out.begin.assign(n + 1, 0);
-  for (auto const& e : dag.in_edges) ++out.begin[static_cast<std::size_t>(e.from) + 1];
-  for (std::size_t v = 0; v < n; ++v) out.begin[v + 1] += out.begin[v];
-  out.to.resize(dag.in_edges.size());
-  std::vector<int> fill(out.begin.begin(), out.begin.end() - 1);
-  for (auto const& e : dag.in_edges) out.to[static_cast<std::size_t>(fill[static_cast<std::size_t>(e.from)]++)] = e.to;
-  return out;
-}
-
 struct CtaTimes {
   std::vector<Cycles> start;
   std::vector<Cycles> finish;
@@ -79,69 +61,89 @@ struct CtaTimes {
 /// Dynamic launch: CTA k >= sms starts at the (k - sms + 1)-th smallest finish among CTAs 0..k-1
 /// (list scheduling in launch order, docs/model.md). A CTA's finish depends on other CTAs through
 /// rank edges, so the launch times are found by one pass over the DAG (without dispatch edges) in
-/// order of finish time, where the m-th CTA to finish releases CTA sms + m - 1.
+/// time order, where the m-th CTA to finish releases CTA sms + m - 1. The queue holds at most one
+/// entry per CTA (its next node, keyed by start time) plus CTA finishes (keyed by finish time):
+/// every node that starts before a finish time is taken before that finish, so CTA finishes are
+/// seen in time order. A CTA whose next node needs a node of another CTA that has not been taken
+/// yet is parked on it, as in longest_path().
 CtaTimes dynamic_launch_times(Dag const& dag, std::vector<int> const& base, int sms) {
   auto const n = dag.nodes.size();
   auto const num_ctas = static_cast<int>(base.size()) - 1;
-  OutLists const out = out_lists(dag);
-  std::vector<int> indeg(n);
-  for (std::size_t v = 0; v < n; ++v) indeg[v] = dag.in_begin[v + 1] - dag.in_begin[v];
-  std::vector<Cycles> finish(n, 0);
   CtaTimes times{std::vector<Cycles>(static_cast<std::size_t>(num_ctas), 0),
                  std::vector<Cycles>(static_cast<std::size_t>(num_ctas), -1)};
-  // The gate of a not-yet-launched CTA is one more in-edge of its first node.
-  for (int c = sms; c < num_ctas; ++c) {
-    if (base[c] < base[c + 1]) ++indeg[static_cast<std::size_t>(base[c])];
-  }
-  using Event = std::pair<Cycles, int>;  // (finish time, node)
+  std::vector<Cycles> finish(n, 0);
+  std::vector<char> taken(n, 0);
+  std::vector<int> parked_head(n, -1);
+  std::vector<int> parked_next(static_cast<std::size_t>(num_ctas), -1);
+  std::vector<int> cursor(base.begin(), base.end() - 1);
+  using Event = std::pair<Cycles, int>;  // (time, CTA c >= 0: its next node starts; ~c: c finishes)
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  auto push_ready = [&](int v) {
-    Cycles start = times.start[static_cast<std::size_t>(dag.nodes[static_cast<std::size_t>(v)].cta)];
-    for (int e = dag.in_begin[static_cast<std::size_t>(v)]; e < dag.in_begin[static_cast<std::size_t>(v) + 1]; ++e) {
+  // Queues CTA c's next node if every predecessor has been taken, else parks c on a missing one.
+  auto schedule_next = [&](int c) {
+    int const v = cursor[static_cast<std::size_t>(c)];
+    auto const u = static_cast<std::size_t>(v);
+    Cycles start = times.start[static_cast<std::size_t>(c)];
+    for (int e = dag.in_begin[u]; e < dag.in_begin[u + 1]; ++e) {
       Edge const& edge = dag.in_edges[static_cast<std::size_t>(e)];
-      start = std::max(start, finish[static_cast<std::size_t>(edge.from)] + edge.latency);
+      auto const from = static_cast<std::size_t>(edge.from);
+      if (!taken[from]) {
+        parked_next[static_cast<std::size_t>(c)] = parked_head[from];
+        parked_head[from] = c;
+        return;
+      }
+      start = std::max(start, finish[from] + edge.latency);
     }
-    finish[static_cast<std::size_t>(v)] = start + dag.nodes[static_cast<std::size_t>(v)].weight;
-    events.emplace(finish[static_cast<std::size_t>(v)], v);
+    events.emplace(start, c);
   };
-  int finished = 0;
   int next_launch = std::min(sms, num_ctas);
   // A CTA finishing at `now` frees its SM for the next one in launch order; a CTA without nodes
   // finishes as soon as it starts (a loop, not recursion: there may be many of them).
   auto cta_done = [&](int c, Cycles now) {
     for (;;) {
       times.finish[static_cast<std::size_t>(c)] = now;
-      ++finished;
       if (next_launch >= num_ctas) return;
       int const launched = next_launch++;
       times.start[static_cast<std::size_t>(launched)] = now;
       if (base[launched] < base[launched + 1]) {
-        if (--indeg[static_cast<std::size_t>(base[launched])] == 0) push_ready(base[launched]);
+        schedule_next(launched);
         return;
       }
       c = launched;
     }
   };
-  for (std::size_t v = 0; v < n; ++v) {
-    if (indeg[v] == 0) push_ready(static_cast<int>(v));
+  for (int c = 0; c < std::min(sms, num_ctas); ++c) {
+    if (base[c] < base[c + 1]) schedule_next(c);
   }
   for (int c = 0; c < std::min(sms, num_ctas); ++c) {
     if (base[c] == base[c + 1]) cta_done(c, 0);
   }
   std::size_t processed = 0;
   while (!events.empty()) {
-    auto const [now, v] = events.top();
+    auto const [now, who] = events.top();
     events.pop();
-    ++processed;
-    for (int e = out.begin[static_cast<std::size_t>(v)]; e < out.begin[static_cast<std::size_t>(v) + 1]; ++e) {
-      int const to = out.to[static_cast<std::size_t>(e)];
-      if (--indeg[static_cast<std::size_t>(to)] == 0) push_ready(to);
+    if (who < 0) {
+      cta_done(~who, now);
+      continue;
     }
-    int const c = dag.nodes[static_cast<std::size_t>(v)].cta;
-    if (v == base[c + 1] - 1) cta_done(c, now);
+    int const c = who;
+    int const v = cursor[static_cast<std::size_t>(c)]++;
+    auto const u = static_cast<std::size_t>(v);
+    finish[u] = now + dag.nodes[u].weight;
+    taken[u] = 1;
+    ++processed;
+    for (int w = parked_head[u]; w >= 0;) {
+      int const next = parked_next[static_cast<std::size_t>(w)];
+      schedule_next(w);
+      w = next;
+    }
+    if (v + 1 < base[c + 1]) {
+      schedule_next(c);
+    } else {
+      events.emplace(finish[u], ~c);
+    }
   }
   DASH_ASSERT(processed == n);  // validate() rules out deadlocks
-  DASH_ASSERT(finished == num_ctas);
+  for (int c = 0; c < num_ctas; ++c) DASH_ASSERT(times.finish[static_cast<std::size_t>(c)] >= 0);
   return times;
 }
 
