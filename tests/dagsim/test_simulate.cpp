@@ -305,6 +305,30 @@ TEST_CASE("longest path equals the event-driven run on random valid schedules", 
   CHECK(gqa > 200);
 }
 
+TEST_CASE("longest path equals the event-driven run on medium schedules with many SMs", "[simulate][random]") {
+  Rng rng(31337);
+  for (int trial = 0; trial < 24; ++trial) {
+    Problem p;
+    p.batch = rng.uniform(1, 2);
+    p.kv_heads = rng.uniform(1, 2);
+    p.q_heads = p.kv_heads * rng.uniform(1, 3);
+    p.tile_m = 64;
+    p.tile_n = 64 * rng.uniform(1, 2);
+    p.seqlen_q = rng.uniform(300, 1200);
+    p.seqlen_k = rng.chance(1, 2) ? p.seqlen_q : rng.uniform(300, 1200);
+    p.mask = rng.chance(1, 2) ? Mask{MaskKind::kCausal, 0, 0} : Mask{MaskKind::kWindow, rng.uniform(0, 300), rng.uniform(0, 300)};
+    Machine const m = machine_with_sms(rng.uniform(4, 40));
+    LaunchModel const launch = trial % 2 == 0 ? LaunchModel::kPersistent : LaunchModel::kDynamic;
+    Schedule const s = testing::random_schedule(p, m, launch, rng);
+    CostModel const cost = testing::random_cost(rng);
+    INFO("trial " << trial << " steps " << count_steps(s));
+    REQUIRE_NOTHROW(validate(p, m, s));
+    SimResult const r = simulate(p, m, cost, s);
+    REQUIRE(simulate_events(p, m, cost, s) == r.makespan);
+    REQUIRE(compute_bounds(p, m, cost).lower() <= r.makespan);
+  }
+}
+
 TEST_CASE("to_dot draws nodes, edges and latencies", "[simulate][dag]") {
   Problem const p = grid(1, 2);
   Schedule const s = make({{WorkItem{0, 0, 0, {0}}}, {WorkItem{0, 0, 1, {0}}}}, {{1, 0}});
