@@ -400,9 +400,7 @@ struct Ticket {
 };
 
 struct Step {
-  int dq = 0;     // dQ tile id
-  int rank = 0;   // this contribution's rank in the dQ tile
-  int item = 0;   // index of its item within the CTA
+  int item = 0;  // index of its item within the CTA
   Cycles cost = 0;
 };
 
@@ -454,7 +452,7 @@ Cycles simulate_events(Problem const& problem, Machine const& machine, CostModel
         auto const rank = static_cast<int>(std::find(order.begin(), order.end(), item.kv_tile) - order.begin());
         DASH_ASSERT(rank < static_cast<int>(order.size()));
         m.writes.push_back(WriterOp{false, d, rank, static_cast<int>(m.steps.size())});
-        m.steps.push_back(Step{d, rank, item_index, cost.step_cost(problem, item.batch, i, item.kv_tile)});
+        m.steps.push_back(Step{item_index, cost.step_cost(problem, item.batch, i, item.kv_tile)});
       }
       if (gqa) {
         int const t = index.dkv_id(item.batch, item.head / group, item.kv_tile);
