@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -86,6 +88,20 @@ sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& probl
   return cost;
 }
 
+// Fails before any work is done when an output could not be written: a missing directory should
+// not cost a long simulation, nor leave the other outputs of the run written without it.
+void check_output_path(CommonOptions const& o, char const* flag, std::string const& path) {
+  if (!o.has(flag)) return;
+  if (path.empty()) user_error("--{} needs a file name", flag);
+  std::filesystem::path const parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    user_error("cannot write '{}': directory '{}' does not exist", path, parent.string());
+  }
+  if (std::filesystem::is_directory(path, ec))
+    user_error("cannot write '{}': it is a directory", path);
+}
+
 }  // namespace
 
 void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
@@ -161,6 +177,9 @@ std::vector<int> parse_int_list(std::string const& text, std::string const& flag
 }
 
 Resolved resolve(CommonOptions const& o) {
+  check_output_path(o, "schedule-out", o.schedule_out);
+  check_output_path(o, "trace", o.trace);
+  check_output_path(o, "svg", o.svg);
   Resolved out;
   if (o.has("schedule")) {
     sim::ScheduleDocument doc = sim::read_schedule_file(o.schedule_file);

@@ -313,6 +313,12 @@ TEST_CASE("cli: no partial files on failure", "[cli]") {
       run_dash(fmt::format("simulate {} --schedule-out '{}'", kSmall, tmp / "missing/s.json"));
   check_user_error(o, "cannot write");
   CHECK_FALSE(fs::exists(tmp.dir / "missing"));
+  // One good output and one impossible one: neither is written.
+  check_user_error(run_dash(fmt::format("simulate {} --trace '{}' --svg '{}'", kSmall,
+                                        tmp / "t.json", tmp / "missing/g.svg")),
+                   "directory");
+  check_user_error(run_dash(fmt::format("simulate {} --svg '{}'", kSmall, tmp.dir.string())),
+                   "it is a directory");
   // Bad input: nothing is written, not even the outputs that could have been.
   std::ofstream(tmp / "bad.json") << "{\"version\": \"dash.schedule/1\", \"problem\": 5}";
   check_user_error(run_dash(fmt::format(
