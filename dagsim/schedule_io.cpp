@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -90,7 +91,11 @@ std::string index_path(std::string const& path, std::size_t index) {
 std::string where(std::string const& path) { return path.empty() ? "document" : path; }
 
 char const* type_name(json const& v) {
-  if (v.is_number_float()) return "a fractional number";
+  if (v.is_number_float()) {
+    // Integers beyond 64 bits arrive as floats too; say which case it is.
+    double const d = v.get<double>();
+    return std::fabs(d) >= 9.2e18 ? "a number beyond the integer range" : "a fractional number";
+  }
   return v.type_name();
 }
 

@@ -247,6 +247,8 @@ TEST_CASE("schedule_io: malformed and adversarial documents are UserErrors namin
       {"dkv_order without GQA",
        edit([](json& j) { j["dkv_order"] = json::array({json::array({0})}); }),
        "dkv_order: 1 entries, at most 0"},
+      {"integer beyond 64 bits", edit([](json& j) { j["problem"]["batch"] = 1e19; }),
+       "problem.batch: expected an integer, got a number beyond the integer range"},
       {"batch zero", edit([](json& j) { j["problem"]["batch"] = 0; }),
        "problem.batch: 0 is out of range"},
       {"batch huge", edit([](json& j) { j["problem"]["batch"] = 1LL << 40; }),
