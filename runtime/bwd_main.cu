@@ -38,8 +38,9 @@ constexpr int kMmaThreads = kWarps * 32;
 // + one warpgroup whose first warp is the dQ writer. A whole warpgroup, because registers are
 // per SM sub-partition (warp w runs on sub-partition w % 4): with 9 warps one sub-partition holds
 // 3 and every warp would be capped at 168 registers. With 12, sm_90a moves registers between
-// warpgroups (setmaxnreg): 2 MMA warps x 240 + 1 writer-group warp x 32 = the 512 per lane of a
-// sub-partition.
+// warpgroups (setmaxnreg) inside the pool the CTA got at launch, 12 warps x 168: the MMA
+// warpgroups' increase 8 x (240 - 168) = 576 must not exceed the writer group's release
+// 4 x (168 - 24) = 576, or setmaxnreg.inc waits forever (a release to 32 frees only 544).
 constexpr int kThreads = kMmaThreads + 128;
 constexpr int kWriterThreads = 32;  // the writer warp takes part in the dQ hand-off barriers
 constexpr int kHandoffThreads = kMmaThreads + kWriterThreads;
@@ -262,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
   if (wid >= kWarps) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 32;\n" ::: "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
 #endif
     if (wid == kWarps) dq_writer<D>(p, sm.dq_stage);
     return;
