@@ -11,10 +11,7 @@
 //   S^T = K_w Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V_w dO^T,
 //   dS^T = P^T o (dP^T - dPsum), dV_w += P^T dO, dK_w += dS^T Q.
 // dS^T goes through shared memory so that the partial dQ_i = dS K (64 x d) can be split over all
-// 8 warps. The 8 MMA warps stage that fp32 partial in shared memory and move on to the next step;
-// a ninth warp, the dQ writer, adds it into the fp32 dQ accumulator (in rank order when
-// deterministic), so a ticket wait stalls one warp instead of the whole CTA (DESIGN.md §4, buffer
-// depth k = 1: step t+1 may hand its partial over once step t's has been read).
+// 8 warps; it is then added into the fp32 dQ accumulator, in rank order when deterministic.
 #include <cstdint>
 
 #include "runtime/cuda_check.h"
@@ -33,21 +30,8 @@ namespace {
 [[clang::annotate("dash::constant")]] constexpr int kTileN = 128;
 [[clang::annotate("dash::constant")]] constexpr std::uint64_t kScheduleHash = 0;  // 0: tables
 
-constexpr int kWarps = 8;                     // MMA warps
-constexpr int kMmaThreads = kWarps * 32;
-// + one warpgroup whose first warp is the dQ writer. A whole warpgroup, because registers are
-// per SM sub-partition (warp w runs on sub-partition w % 4): with 9 warps one sub-partition holds
-// 3 and every warp would be capped at 168 registers. With 12, sm_90a moves registers between
-// warpgroups (setmaxnreg) inside the pool the CTA got at launch, 12 warps x 168: the MMA
-// warpgroups' increase 8 x (240 - 168) = 576 must not exceed the writer group's release
-// 4 x (168 - 24) = 576, or setmaxnreg.inc waits forever (a release to 32 frees only 544).
-constexpr int kThreads = kMmaThreads + 128;
-constexpr int kWriterThreads = 32;  // the writer warp takes part in the dQ hand-off barriers
-constexpr int kHandoffThreads = kMmaThreads + kWriterThreads;
-// Named barriers (0 is __syncthreads, unused: the writer never joins the MMA warps' barriers).
-constexpr int kBarMma = 1;        // the 8 MMA warps among themselves
-constexpr int kBarDqFull = 2;     // MMA warps arrive: the staged dQ partial is complete
-constexpr int kBarDqEmpty = 3;    // the writer arrives: the staged dQ partial has been read
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
 static_assert(kTileN == 16 * kWarps, "each warp owns 16 KV rows");
 static_assert(kTileM == 64, "the dQ split (4 row blocks x 2 column halves) assumes 64 Q rows");
 
@@ -83,26 +67,7 @@ dkv_rank(ScheduleTables const& tables, WorkItemRef const& item) {
   return tables.item_dkv_rank[item.index];
 }
 
-// ---- Barriers and tickets ---------------------------------------------------------------------
-/// Named barriers: sync waits for `count` threads; arrive counts this thread in without waiting.
-/// Both make this thread's earlier shared-memory accesses visible to the threads that sync.
-__device__ __forceinline__ void bar_sync(int id, int count) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(int id, int count) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-/// The barrier of a group of threads that performs one ticketed reduction: the MMA warps
-/// (GQA dK/dV) or the dQ writer warp.
-struct MmaGroup {
-  __device__ static bool leader() { return threadIdx.x == 0; }
-  __device__ static void sync() { bar_sync(kBarMma, kMmaThreads); }
-};
-struct WriterGroup {
-  __device__ static bool leader() { return (threadIdx.x & 31) == 0; }
-  __device__ static void sync() { __syncwarp(); }
-};
-
+// ---- Tickets ----------------------------------------------------------------------------------
 __device__ __forceinline__ int ld_acquire(int const* p) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
@@ -112,12 +77,10 @@ __device__ __forceinline__ void st_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
-/// The group's leader spins until the tile's ticket equals `rank`; the barrier then publishes the
-/// acquire to the whole group, so no thread's add can start before every lower rank's adds are
-/// complete.
-template <typename Group>
+/// Thread 0 spins until the tile's ticket equals `rank`; the barrier then publishes the acquire to
+/// the whole CTA, so no thread's add can start before every lower rank's adds are complete.
 __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile) {
-  if (Group::leader()) {
+  if (threadIdx.x == 0) {
 #if defined(DASH_WATCHDOG)
     long long const start = clock64();
 #endif
@@ -134,19 +97,18 @@ __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile)
 #endif
     }
   }
-  Group::sync();
+  __syncthreads();
 }
 
 /// Every thread's adds are issued before this point. The fence makes each thread's own reds
 /// performed at gpu scope (complete in L2, not merely issued) before anything it does later; the
-/// barrier orders all the group's fences before the leader's release store. The next rank's
-/// acquire load therefore observes every add of this rank. (A release after a mere "source read"
-/// wait, as FA3's bulk .read wait, would let the next rank add before this one landed.)
-template <typename Group>
+/// barrier orders all threads' fences before thread 0's release store. The next rank's acquire
+/// load therefore observes every add of this rank. (A release after a mere "source read" wait,
+/// as FA3's bulk .read wait, would let the next rank add before this one landed.)
 __device__ __forceinline__ void release_turn(int* ticket, int rank) {
   __threadfence();
-  Group::sync();
-  if (Group::leader()) st_release(ticket, rank + 1);
+  __syncthreads();
+  if (threadIdx.x == 0) st_release(ticket, rank + 1);
 }
 
 /// Adds two adjacent floats (8-byte aligned): one vector reduction on sm_90, halving the
@@ -160,18 +122,6 @@ __device__ __forceinline__ void red_add2(float* p, float a, float b) {
 #endif
 }
 
-/// Adds four adjacent floats (16-byte aligned): one vector reduction on sm_90.
-__device__ __forceinline__ void red_add4(float* p, float4 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y),
-               "f"(v.z), "f"(v.w)
-               : "memory");
-#else
-  red_add2(p, v.x, v.y);
-  red_add2(p + 2, v.z, v.w);
-#endif
-}
-
 // ---- The kernel -------------------------------------------------------------------------------
 template <int D, int DT>
 struct SharedStorage {
@@ -181,10 +131,6 @@ struct SharedStorage {
   T q[kTileM * D];
   T dout[kTileM * D];
   T ds[kTileN * kTileM];  // dS^T, [kv row][q row]
-  // The staged fp32 dQ partial (kTileM x D) in the MMA warps' fragment order: block
-  // (warp, nb, half) holds 8 rows x 8 columns row-major, so both the fragment stores and the
-  // writer's 16-byte reads are free of bank conflicts.
-  float dq_stage[kTileM * D];
   float lse[kTileM];
   float dpsum[kTileM];
 };
@@ -197,50 +143,6 @@ __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int ro
   int const left = mask_kind == kMaskCausal ? kUnboundedSide : g.mask_left;
   int const right = mask_kind == kMaskCausal ? 0 : g.mask_right;
   return col >= diag - left && col <= diag + right;
-}
-
-/// The dQ writer warp: walks the same items and steps as the MMA warps and, per step, adds the
-/// staged dQ partial into the fp32 accumulator. Deterministic: it takes the tile's turn (acquire)
-/// before the partial is even ready, adds, fences so the adds are complete at gpu scope, and only
-/// then releases the next rank.
-template <int D>
-__device__ __forceinline__ void dq_writer(BwdParams const& p, float const* stage) {
-  Geometry const& g = p.g;
-  int const lane = static_cast<int>(threadIdx.x) & 31;
-  constexpr int kBlocksPerWarp = 2 * (D / 16);  // (nb, half) blocks of 8 x 8 floats
-  for (int k = 0;; ++k) {
-    WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
-    if (item.batch < 0) break;
-    int const b = item.batch;
-    int const h = item.head;
-    int const q_row0 = g.cu_q[b];
-    int const len_q = g.cu_q[b + 1] - q_row0;
-    int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
-    float* const dq_head = p.dq_accum + std::int64_t{q_row0} * g.q_heads * D + std::int64_t{h} * D;
-    std::int64_t const row_stride = std::int64_t{g.q_heads} * D;
-    for (int t = 0; t < item.num_steps; ++t) {
-      int const i = q_tile_at(p.tables, item, t);
-      int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
-      int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
-      if (p.deterministic) wait_turn<WriterGroup>(p.dq_ticket + dq_tile, rank, dq_tile);
-      bar_sync(kBarDqFull, kHandoffThreads);
-#pragma unroll 4
-      for (int it = 0; it < D / 2; ++it) {
-        int const f = it * 32 + lane;  // float4 index into the stage
-        int const blk = f >> 4;
-        int const w = blk / kBlocksPerWarp;
-        int const nb = (blk % kBlocksPerWarp) >> 1;
-        int const half = blk & 1;
-        int const row = i * kTileM + (w & 3) * 16 + ((f & 15) >> 1) + half * 8;
-        int const col = (w >> 2) * (D / 2) + nb * 8 + (f & 1) * 4;
-        float4 const v = reinterpret_cast<float4 const*>(stage)[f];
-        if (row < len_q) red_add4(dq_head + row * row_stride + col, v);
-      }
-      if (p.deterministic) release_turn<WriterGroup>(p.dq_ticket + dq_tile, rank);
-      __syncwarp();
-      bar_arrive(kBarDqEmpty, kHandoffThreads);  // every read of the stage is complete (values in use)
-    }
-  }
 }
 
 template <int D, int DT>
@@ -260,18 +162,6 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   int const t4 = lane & 3;   // fragment column pair
   int const group = g.q_heads / g.kv_heads;
   bool const gqa = group > 1;
-
-  if (wid >= kWarps) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
-#endif
-    if (wid == kWarps) dq_writer<D>(p, sm.dq_stage);
-    return;
-  }
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
-#endif
-  int staged = 0;  // dQ partials handed to the writer so far
 
   for (int k = 0;; ++k) {
     WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
@@ -298,8 +188,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     auto load_q_step = [&](int i) {
       int const m0 = i * kTileM;
       int const valid = min(kTileM, len_q - m0);
-      warp::load_tile_async<D, kMmaThreads>(sm.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, kTileM, valid);
-      warp::load_tile_async<D, kMmaThreads>(sm.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
+      warp::load_tile_async<D, kThreads>(sm.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, kTileM, valid);
+      warp::load_tile_async<D, kThreads>(sm.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
                                          kTileM, valid);
       if (tid < 2 * kTileM) {
         // rows_padded leaves a tile of slack past total_q, so these reads stay in bounds.
@@ -311,9 +201,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       warp::cp_async_commit();
     };
 
-    bar_sync(kBarMma, kMmaThreads);  // the previous item's last dQ GEMM read sm.k
-    warp::load_tile_async<D, kMmaThreads>(sm.k, k_ptr, p.k.row_stride, kTileN, min(kTileN, len_k - n0));
-    warp::load_tile_async<D, kMmaThreads>(sm.v, v_ptr, p.v.row_stride, kTileN, min(kTileN, len_k - n0));
+    __syncthreads();  // the previous item's last dQ GEMM read sm.k
+    warp::load_tile_async<D, kThreads>(sm.k, k_ptr, p.k.row_stride, kTileN, min(kTileN, len_k - n0));
+    warp::load_tile_async<D, kThreads>(sm.v, v_ptr, p.v.row_stride, kTileN, min(kTileN, len_k - n0));
     if (item.num_steps > 0) load_q_step(q_tile_at(p.tables, item, 0));
 
     float dk[D / 8][4];
@@ -328,7 +218,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const i = q_tile_at(p.tables, item, t);
       int const m0 = i * kTileM;
       warp::cp_async_wait_all();
-      bar_sync(kBarMma, kMmaThreads);
+      __syncthreads();
 
       // S^T and dP^T: 16 KV rows of this warp x 64 Q rows, as 8 n8 blocks.
       float s[8][4];
@@ -403,7 +293,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
           warp::mma<DT>(dk[2 * np + 1], dsa[kk], bq[2], bq[3]);
         }
       }
-      bar_sync(kBarMma, kMmaThreads);  // dS^T complete; Q, dO, lse, dPsum no longer read this step
+      __syncthreads();  // dS^T complete; Q, dO, lse, dPsum no longer read this step
 
       // Prefetch the next step's Q tile while this step's dQ is computed and reduced.
       if (t + 1 < item.num_steps) load_q_step(q_tile_at(p.tables, item, t + 1));
@@ -430,19 +320,22 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      // Hand the partial to the writer once it has read the previous one (buffer depth 1).
-      if (staged > 0) bar_sync(kBarDqEmpty, kHandoffThreads);
+      int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
+      int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
+      int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
+      if (p.deterministic) wait_turn(p.dq_ticket + dq_tile, rank, dq_tile);
 #pragma unroll
-      for (int nb = 0; nb < D / 16; ++nb) {
+      for (int half = 0; half < 2; ++half) {
+        int const row = m0 + mq0 + gq + half * 8;
+        if (row < len_q) {
+          float* dst = p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + 2 * t4;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          int const blk = (wid * (D / 16) + nb) * 2 + half;
-          *reinterpret_cast<float2*>(sm.dq_stage + blk * 64 + gq * 8 + 2 * t4) =
-              make_float2(dq[nb][half * 2], dq[nb][half * 2 + 1]);
+          for (int nb = 0; nb < D / 16; ++nb) {
+            red_add2(dst + nb * 8, dq[nb][half * 2], dq[nb][half * 2 + 1]);
+          }
         }
       }
-      bar_arrive(kBarDqFull, kHandoffThreads);
-      ++staged;
+      if (p.deterministic) release_turn(p.dq_ticket + dq_tile, rank);
     }
 
     // dK (times the softmax scale) and dV of this warp's 16 KV rows.
@@ -473,7 +366,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const kv_tiles_b = (len_k + kTileN - 1) / kTileN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + j;
       int const rank = p.deterministic ? dkv_rank(p.tables, item) : 0;
-      if (p.deterministic) wait_turn<MmaGroup>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
+      if (p.deterministic) wait_turn(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         int const row = n0 + wid * 16 + gq + half * 8;
@@ -486,11 +379,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
           }
         }
       }
-      if (p.deterministic) release_turn<MmaGroup>(p.dkv_ticket + dkv_tile, rank);
+      if (p.deterministic) release_turn(p.dkv_ticket + dkv_tile, rank);
     }
   }
-  // Match the writer's arrival after it read the last partial.
-  if (staged > 0) bar_sync(kBarDqEmpty, kHandoffThreads);
 }
 
 // ---- Host side: launch and registration --------------------------------------------------------
