@@ -249,7 +249,7 @@ std::string Attention::kernel_name() const { return state_->has_schedule ? state
 int Attention::grid() const { return state_->grid; }
 int Attention::ctas_per_sm() const { return state_->ctas_per_sm; }
 
-void Attention::set_schedule(sim::Schedule const& schedule) {
+void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice) {
   State& s = *state_;
   sim::Problem const& p = s.problem;
   KernelKey wanted;
@@ -258,7 +258,8 @@ void Attention::set_schedule(sim::Schedule const& schedule) {
   wanted.tile_n = kKernelTileN;
   wanted.mask_kind = static_cast<int>(p.mask.kind);
   wanted.dtype = s.dtype;
-  wanted.schedule_hash = schedule_hash(schedule);
+  // Hash 0 matches no specialization (the registry keys them by non-zero hashes): generic.
+  wanted.schedule_hash = choice == KernelChoice::kGeneric ? 0 : schedule_hash(schedule);
   BwdKernel kernel = find_bwd_kernel(wanted);
 
   int device = 0;

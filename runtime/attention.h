@@ -31,6 +31,12 @@ enum class Reduction : std::uint8_t {
   kAtomic,         ///< arrival order, no tickets: the cost-of-determinism baseline
 };
 
+/// Which backward main kernel set_schedule picks.
+enum class KernelChoice : std::uint8_t {
+  kAuto,     ///< a registered specialization of the schedule when one matches, else the generic one
+  kGeneric,  ///< always the generic, table-driven kernel: the baseline a specialization must equal
+};
+
 struct AttentionTensors {
   TensorRef q, k, v;  ///< inputs
   TensorRef o;        ///< forward output, backward input
@@ -65,8 +71,9 @@ class Attention {
   Attention& operator=(Attention const&) = delete;
 
   /// Validates the schedule (dash::sim::validate against this device's resident CTA capacity),
-  /// uploads its tables and picks the kernel (a registered specialization, else the generic one).
-  void set_schedule(sim::Schedule const& schedule);
+  /// uploads its tables and picks the kernel (kAuto: a registered specialization, else the
+  /// generic one; kGeneric: the generic one). kernel_name() says which.
+  void set_schedule(sim::Schedule const& schedule, KernelChoice choice = KernelChoice::kAuto);
 
   void forward(AttentionTensors const& t, cudaStream_t stream) const;
   /// Needs set_schedule first. Reads q, k, v, o, dout, lse; writes dq, dk, dv.

@@ -2,22 +2,32 @@
 // warm-up apart, median of 10, two input sets alternated (each several times the 60 MB L2).
 // Prints one line per measurement; TFLOP/s = 2.5 * 4 b h s_q s_k d, halved for causal.
 //   rt_bench [quick]   timings
+//   rt_bench shapes D/S/MASK...  timings of the given grid shapes only (e.g. 128/8192/causal)
+//   rt_bench specialized [MANIFEST]  every kernel of generated/manifest.json: its problem and
+//                      strategy on this GPU, the specialization vs the generic kernel on the same
+//                      inputs, dQ/dK/dV bitwise and timed; a table
 //   rt_bench grid [R]  determinism on the whole DASH grid: per shape and named strategy, R (>= 10)
 //                      deterministic backward runs compared bitwise (dQ, dK, dV) with a first
 //                      one, and the atomic mode under the same test; a compact table.
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "../harness.h"
 #include "runtime/bitwise_diff.h"
 #include "dagsim/error.h"
 #include "dagsim/machine.h"
 #include "dagsim/strategies.h"
+#include "dagsim/validate.h"
 
 using namespace dash;
 using namespace dash::rt;
@@ -34,6 +44,182 @@ sim::Problem grid_problem(int d, int s, bool causal) {
   p.tile_n = kKernelTileN;
   p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
   return p;
+}
+
+/// Model FLOPs of one backward pass: 2.5 * 4 b h s_q s_k d, halved under a causal mask.
+double backward_flops(sim::Problem const& p) {
+  double const full = 2.5 * 4.0 * p.batch * p.q_heads * double(p.seqlen_q) * p.seqlen_k * p.head_dim;
+  return p.mask.kind == sim::MaskKind::kCausal ? 0.5 * full : full;
+}
+
+using InputSets = std::vector<std::unique_ptr<test::DeviceTensors>>;
+
+/// Two input sets (together several times the 60 MB L2 on the timed shapes), forward already run.
+InputSets make_sets(sim::Problem const& p, Attention const& attn, std::uint64_t seed) {
+  InputSets sets;
+  for (std::uint64_t x = 0; x < 2; ++x) {
+    sets.push_back(std::make_unique<test::DeviceTensors>(p, DType::kBf16));
+    sets.back()->upload(test::random_inputs(p, DType::kBf16, seed + x));
+    attn.forward(sets.back()->tensors(), nullptr);
+  }
+  return sets;
+}
+
+/// Median milliseconds of 10 backward runs (CUDA events), after 3 warm-up runs, sets alternated
+/// so that no run finds its inputs in L2.
+double median_backward_ms(Attention const& attn, InputSets const& sets, Reduction mode) {
+  cudaEvent_t start, stop;
+  DASH_CUDA_CHECK(cudaEventCreate(&start));
+  DASH_CUDA_CHECK(cudaEventCreate(&stop));
+  for (std::size_t w = 0; w < 3; ++w) attn.backward(sets[w % sets.size()]->tensors(), mode, nullptr);
+  std::vector<float> ms;
+  for (std::size_t r = 0; r < 10; ++r) {
+    DASH_CUDA_CHECK(cudaEventRecord(start));
+    attn.backward(sets[r % sets.size()]->tensors(), mode, nullptr);
+    DASH_CUDA_CHECK(cudaEventRecord(stop));
+    DASH_CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    DASH_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return 0.5 * (double(ms[4]) + double(ms[5]));
+}
+
+/// dQ, dK, dV of one backward run copied aside on the device (16-bit words).
+class GradCopy {
+ public:
+  GradCopy(AttentionTensors const& t, sim::Problem const& p) {
+    words_[0] = std::size_t{static_cast<std::size_t>(test::total_q(p))} * static_cast<std::size_t>(p.q_heads * p.head_dim);
+    words_[1] = words_[2] = std::size_t{static_cast<std::size_t>(test::total_k(p))} * static_cast<std::size_t>(p.kv_heads * p.head_dim);
+    void const* src[3] = {t.dq.data, t.dk.data, t.dv.data};
+    for (int x = 0; x < 3; ++x) {
+      DASH_CUDA_CHECK(cudaMalloc(&copy_[x], words_[x] * 2));
+      DASH_CUDA_CHECK(cudaMemcpy(copy_[x], src[x], words_[x] * 2, cudaMemcpyDeviceToDevice));
+    }
+  }
+  ~GradCopy() {
+    for (void* c : copy_) cudaFree(c);
+  }
+  GradCopy(GradCopy const&) = delete;
+  GradCopy& operator=(GradCopy const&) = delete;
+  /// 16-bit words of dQ, dK, dV in `t` that differ from this copy.
+  [[nodiscard]] std::int64_t differing_words(AttentionTensors const& t) const {
+    void const* now[3] = {t.dq.data, t.dk.data, t.dv.data};
+    std::int64_t n = 0;
+    for (int x = 0; x < 3; ++x) n += count_differing_words(now[x], copy_[x], words_[x], nullptr);
+    return n;
+  }
+
+ private:
+  std::size_t words_[3] = {0, 0, 0};
+  void* copy_[3] = {nullptr, nullptr, nullptr};
+};
+
+sim::Problem manifest_problem(nlohmann::json const& k) {
+  sim::Problem p;
+  p.batch = k.at("batch").get<int>();
+  p.head_dim = k.at("head_dim").get<int>();
+  p.q_heads = k.at("q_heads").get<int>();
+  p.kv_heads = k.at("kv_heads").get<int>();
+  p.seqlen_q = k.at("seqlen_q").get<int>();
+  p.seqlen_k = k.at("seqlen_k").get<int>();
+  p.tile_m = k.at("tile_m").get<int>();
+  p.tile_n = k.at("tile_n").get<int>();
+  std::string const mask = k.at("mask").get<std::string>();
+  if (mask == "full") {
+    p.mask = sim::Mask{};
+  } else if (mask == "causal") {
+    p.mask = sim::Mask{sim::MaskKind::kCausal, 0, 0};
+  } else if (mask == "window") {
+    p.mask = sim::Mask{sim::MaskKind::kWindow, k.at("window_left").get<int>(), k.at("window_right").get<int>()};
+  } else {
+    user_error("manifest: unknown mask '{}'", mask);
+  }
+  if (k.at("dtype").get<std::string>() != "bf16") user_error("manifest: only bf16 kernels are compared here");
+  sim::validate_problem(p);
+  return p;
+}
+
+/// Specialized (generated) vs generic kernel, per manifest entry: same problem, schedule and
+/// inputs; bitwise equality of dQ/dK/dV and the median times. Returns 1 if any entry fails.
+int run_specialized(std::string const& manifest_path, int sms) {
+  std::ifstream in(manifest_path);
+  if (!in) user_error("cannot read {}", manifest_path);
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(in);
+  } catch (nlohmann::json::exception const& e) {
+    user_error("{}: not JSON ({})", manifest_path, e.what());
+  }
+  std::printf("specialized vs generic: deterministic backward, bf16, same inputs; ms = median of 10 after 3"
+              " warm-up, two input sets alternated; ratio = generic ms / specialized ms\n");
+  std::printf("%-44s %-16s %-20s %-18s %-14s %9s %8s %9s %8s %6s\n", "spec", "strategy", "specialized kernel",
+              "generic kernel", "bitwise equal", "gen ms", "TFLOP/s", "spec ms", "TFLOP/s", "ratio");
+  int failures = 0;
+  for (auto const& k : manifest.at("kernels")) {
+    std::string const file = k.at("file").get<std::string>();
+    std::string const spec = file.substr(0, file.rfind('.'));
+    std::string const strategy = k.at("strategy").get<std::string>();
+    try {
+      sim::Machine const machine = sim::machine_preset(k.at("gpu").get<std::string>());
+      if (k.at("sms").get<int>() != sms || machine.sms != sms) {
+        std::printf("%-44s %-16s spec not for this GPU (spec %d SMs, GPU %d)\n", spec.c_str(), strategy.c_str(),
+                    k.at("sms").get<int>(), sms);
+        continue;
+      }
+      sim::Problem const p = manifest_problem(k);
+      sim::Schedule const schedule = sim::make_strategy(strategy, p, machine,
+                                                        k.at("launch").get<std::string>() == "dynamic"
+                                                            ? sim::LaunchModel::kDynamic
+                                                            : sim::LaunchModel::kPersistent);
+      std::uint64_t const hash = schedule_hash(schedule);
+      std::uint64_t const want = std::stoull(k.at("schedule_hash").get<std::string>(), nullptr, 16);
+      if (hash != want) {
+        std::printf("%-44s %-16s FAIL: schedule hash %016" PRIx64 " here, %016" PRIx64 " in the manifest\n",
+                    spec.c_str(), strategy.c_str(), hash, want);
+        ++failures;
+        continue;
+      }
+      Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(p.head_dim)));
+      InputSets const sets = make_sets(p, attn, 2024);
+      AttentionTensors const t = sets[0]->tensors();
+      attn.set_schedule(schedule, KernelChoice::kGeneric);
+      std::string const generic_name = attn.kernel_name();
+      sets[0]->poison_backward(nullptr);
+      attn.backward(t, Reduction::kDeterministic, nullptr);
+      GradCopy const generic_grads(t, p);
+      double const generic_ms = median_backward_ms(attn, sets, Reduction::kDeterministic);
+
+      attn.set_schedule(schedule, KernelChoice::kAuto);
+      std::string const special_name = attn.kernel_name();
+      bool const dispatched = special_name != generic_name;
+      sets[0]->poison_backward(nullptr);
+      attn.backward(t, Reduction::kDeterministic, nullptr);
+      std::int64_t const differ = generic_grads.differing_words(t);
+      double const special_ms = median_backward_ms(attn, sets, Reduction::kDeterministic);
+      double const flops = backward_flops(p);
+      char equal[32];
+      std::snprintf(equal, sizeof equal, "%s", differ == 0 ? "yes" : "NO");
+      if (differ != 0) std::snprintf(equal, sizeof equal, "NO (%lld words)", static_cast<long long>(differ));
+      std::printf("%-44s %-16s %-20s %-18s %-14s %9.3f %8.1f %9.3f %8.1f %6.3f%s\n", spec.c_str(), strategy.c_str(),
+                  special_name.c_str(), generic_name.c_str(), equal, generic_ms, flops / (generic_ms * 1e-3) / 1e12,
+                  special_ms, flops / (special_ms * 1e-3) / 1e12, generic_ms / special_ms,
+                  dispatched ? "" : "  FAIL: specialization not dispatched");
+      if (!dispatched || differ != 0) ++failures;
+    } catch (UserError const& e) {
+      std::printf("%-44s %-16s FAIL: %s\n", spec.c_str(), strategy.c_str(), e.what());
+      ++failures;
+    } catch (nlohmann::json::exception const& e) {
+      std::printf("%-44s %-16s FAIL: manifest entry: %s\n", spec.c_str(), strategy.c_str(), e.what());
+      ++failures;
+    }
+    std::fflush(stdout);
+  }
+  std::printf("specialized vs generic: %s (%d entries fail)\n", failures == 0 ? "PASS" : "FAIL", failures);
+  return failures == 0 ? 0 : 1;
 }
 
 /// One cell of the grid table: runs of `repeats` whose dQ/dK/dV bits differ from the first run's,
@@ -119,6 +305,75 @@ int run_grid(int repeats, int sms) {
   return failures == 0 ? 0 : 1;
 }
 
+struct Shape {
+  int d;
+  int s;
+  bool causal;
+};
+
+/// "D/S/MASK", e.g. 128/8192/causal, a DASH-grid shape (d 64 or 128, seqlen 512..16384).
+Shape parse_shape(std::string const& text) {
+  int d = 0;
+  int s = 0;
+  char mask[16] = {};
+  if (std::sscanf(text.c_str(), "%d/%d/%15s", &d, &s, mask) != 3 || (d != 64 && d != 128) || s < 512 ||
+      s > 16384 || 16384 % s != 0 || (std::string(mask) != "full" && std::string(mask) != "causal")) {
+    user_error("shape '{}': want D/S/MASK with D 64 or 128, S a power of two in 512..16384, MASK full or causal",
+               text);
+  }
+  return {d, s, std::string(mask) == "causal"};
+}
+
+/// Deterministic backward per named strategy and the atomic one, per shape: one line each.
+int run_timings(std::vector<Shape> const& shapes, int sms) {
+  std::printf("%-4s %-6s %-6s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
+  for (auto const& sh : shapes) {
+    sim::Problem const p = grid_problem(sh.d, sh.s, sh.causal);
+    Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(sh.d)));
+    InputSets const sets = make_sets(p, attn, 1000);
+    std::vector<std::pair<std::string, Reduction>> runs;
+    for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
+    runs.emplace_back("fa3", Reduction::kAtomic);
+    for (auto const& [name, mode] : runs) {
+      try {
+        attn.set_schedule(sim::make_strategy(name, p, sim::machine_with_sms(sms)));
+      } catch (UserError const&) {
+        continue;  // the strategy refuses this shape
+      }
+      double const med = median_backward_ms(attn, sets, mode);
+      std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, sh.causal ? "causal" : "full", name.c_str(),
+                  mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
+                  backward_flops(p) / (med * 1e-3) / 1e12);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+int run(std::vector<std::string> const& args) {
+  int sms = 0;
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::string const mode = args.empty() ? "" : args[0];
+  if (mode == "grid") {
+    int const repeats = args.size() > 1 ? std::max(10, std::atoi(args[1].c_str())) : 10;
+    return run_grid(repeats, sms);
+  }
+  if (mode == "specialized") return run_specialized(args.size() > 1 ? args[1] : "generated/manifest.json", sms);
+  std::vector<Shape> shapes = {{128, 1024, false}, {128, 4096, false}, {128, 8192, false},
+                               {128, 1024, true},  {128, 4096, true},  {128, 8192, true},
+                               {64, 1024, false},  {64, 4096, false},  {64, 4096, true}};
+  if (mode == "quick") {
+    shapes = {{128, 8192, false}, {128, 8192, true}};
+  } else if (mode == "shapes") {
+    shapes.clear();
+    for (std::size_t a = 1; a < args.size(); ++a) shapes.push_back(parse_shape(args[a]));
+    if (shapes.empty()) user_error("rt_bench shapes: name at least one D/S/MASK shape");
+  } else if (!mode.empty()) {
+    user_error("unknown mode '{}' (quick, shapes, grid, specialized)", mode);
+  }
+  return run_timings(shapes, sms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,71 +382,10 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device\n");
     return 77;
   }
-  if (argc > 1 && std::string(argv[1]) == "grid") {
-    int const repeats = argc > 2 ? std::max(10, std::atoi(argv[2])) : 10;
-    int sms = 0;
-    DASH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    return run_grid(repeats, sms);
+  try {
+    return run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (UserError const& e) {
+    std::fprintf(stderr, "rt_bench: %s\n", e.what());
+    return 2;
   }
-  bool const quick = argc > 1 && std::string(argv[1]) == "quick";
-  struct Shape { int d; int s; bool causal; };
-  std::vector<Shape> shapes = {{128, 1024, false}, {128, 4096, false}, {128, 8192, false},
-                               {128, 1024, true},  {128, 4096, true},  {128, 8192, true},
-                               {64, 1024, false},  {64, 4096, false},  {64, 4096, true}};
-  if (quick) shapes = {{128, 8192, false}, {128, 8192, true}};
-  int sms = 0;
-  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  std::printf("%-4s %-6s %-6s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
-  for (auto const& sh : shapes) {
-    sim::Problem p;
-    p.head_dim = sh.d;
-    p.q_heads = p.kv_heads = 2048 / sh.d;
-    p.batch = 16384 / sh.s;
-    p.seqlen_q = p.seqlen_k = sh.s;
-    p.tile_m = kKernelTileM;
-    p.tile_n = kKernelTileN;
-    p.mask = sh.causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
-    double const flops = 2.5 * 4.0 * p.batch * p.q_heads * double(sh.s) * sh.s * sh.d * (sh.causal ? 0.5 : 1.0);
-    DType const dtype = DType::kBf16;
-    float const scale = 1.f / std::sqrt(float(sh.d));
-    std::vector<std::unique_ptr<test::DeviceTensors>> sets;
-    for (int x = 0; x < 2; ++x) {
-      sets.push_back(std::make_unique<test::DeviceTensors>(p, dtype));
-      sets.back()->upload(test::random_inputs(p, dtype, 1000 + x));
-    }
-    Attention attn(p, dtype, scale);
-    for (auto const& set : sets) attn.forward(set->tensors(), nullptr);
-    std::vector<std::pair<std::string, Reduction>> runs;
-    for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
-    runs.emplace_back("fa3", Reduction::kAtomic);
-    cudaEvent_t start, stop;
-    DASH_CUDA_CHECK(cudaEventCreate(&start));
-    DASH_CUDA_CHECK(cudaEventCreate(&stop));
-    for (auto const& [name, mode] : runs) {
-      try {
-        attn.set_schedule(sim::make_strategy(name, p, sim::machine_with_sms(sms)));
-      } catch (UserError const& e) {
-        continue;
-      }
-      for (int w = 0; w < 3; ++w) attn.backward(sets[w % 2]->tensors(), mode, nullptr);
-      std::vector<float> ms;
-      for (int r = 0; r < 10; ++r) {
-        DASH_CUDA_CHECK(cudaEventRecord(start));
-        attn.backward(sets[r % 2]->tensors(), mode, nullptr);
-        DASH_CUDA_CHECK(cudaEventRecord(stop));
-        DASH_CUDA_CHECK(cudaEventSynchronize(stop));
-        float t = 0;
-        DASH_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      float const med = 0.5f * (ms[4] + ms[5]);
-      std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, sh.causal ? "causal" : "full", name.c_str(),
-                  mode == Reduction::kDeterministic ? "deterministic" : "atomic", med, flops / (med * 1e-3) / 1e12);
-      std::fflush(stdout);
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  return 0;
 }
