@@ -8,36 +8,11 @@
 #include "dagsim/error.h"
 #include "dagsim/simulate.h"
 #include "dagsim/validate.h"
+#include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 
 using namespace dash::sim;
-
-namespace {
-
-Problem grid(int q_tiles, int kv_tiles, int q_heads = 1, int kv_heads = 1, Mask mask = {}) {
-  Problem p;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.tile_m = 64;
-  p.tile_n = 64;
-  p.seqlen_q = 64 * q_tiles;
-  p.seqlen_k = 64 * kv_tiles;
-  p.mask = mask;
-  return p;
-}
-
-CostModel costs(Cycles c, Cycles r, Cycles latency, int k, Cycles reduce_kv = 0, bool proportional = false) {
-  CostModel cost;
-  cost.compute = c;
-  cost.reduce = r;
-  cost.latency = latency;
-  cost.dq_buffer = k;
-  cost.proportional = proportional;
-  cost.reduce_kv = reduce_kv;
-  return cost;
-}
-
-}  // namespace
+using namespace dash::sim::testing;
 
 TEST_CASE("work bound: SM-bound work over SMs, or the largest item", "[bounds]") {
   // k = 0: a step occupies the SM for c + r. 4 steps of 5 over 2 SMs; each item 2 steps.

@@ -9,46 +9,13 @@
 #include "dagsim/bounds.h"
 #include "dagsim/simulate.h"
 #include "dagsim/validate.h"
+#include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 
 using namespace dash::sim;
+using namespace dash::sim::testing;
 
 namespace {
-
-// q_tiles x kv_tiles tiles of 64 per (batch, head), one batch.
-Problem grid(int q_tiles, int kv_tiles, int q_heads = 1, int kv_heads = 1, Mask mask = {}) {
-  Problem p;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.tile_m = 64;
-  p.tile_n = 64;
-  p.seqlen_q = 64 * q_tiles;
-  p.seqlen_k = 64 * kv_tiles;
-  p.mask = mask;
-  return p;
-}
-
-CostModel costs(Cycles c, Cycles r, Cycles latency, int k, Cycles reduce_kv = 0) {
-  CostModel cost;
-  cost.compute = c;
-  cost.reduce = r;
-  cost.latency = latency;
-  cost.dq_buffer = k;
-  cost.proportional = false;
-  cost.reduce_kv = reduce_kv;
-  return cost;
-}
-
-Schedule make(std::vector<std::vector<WorkItem>> ctas, std::vector<std::vector<int>> dq_order,
-              std::vector<std::vector<int>> dkv_order = {}, LaunchModel launch = LaunchModel::kPersistent) {
-  Schedule s;
-  s.strategy = "test";
-  s.launch = launch;
-  for (auto& items : ctas) s.ctas.push_back(Cta{std::move(items)});
-  s.dq_order = std::move(dq_order);
-  s.dkv_order = std::move(dkv_order);
-  return s;
-}
 
 // Both evaluations, after validation; returns the longest-path result.
 SimResult both(Problem const& p, Machine const& m, CostModel const& cost, Schedule const& s) {

@@ -6,34 +6,15 @@
 
 #include "dagsim/error.h"
 #include "dagsim/validate.h"
+#include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 
 using namespace dash::sim;
 using Catch::Contains;
 
+using namespace dash::sim::testing;
+
 namespace {
-
-Problem grid(int q_tiles, int kv_tiles, int q_heads = 1, int kv_heads = 1, Mask mask = {}) {
-  Problem p;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.tile_m = 64;
-  p.tile_n = 64;
-  p.seqlen_q = 64 * q_tiles;
-  p.seqlen_k = 64 * kv_tiles;
-  p.mask = mask;
-  return p;
-}
-
-Schedule make(std::vector<std::vector<WorkItem>> ctas, std::vector<std::vector<int>> dq_order,
-              std::vector<std::vector<int>> dkv_order = {}, LaunchModel launch = LaunchModel::kPersistent) {
-  Schedule s;
-  s.launch = launch;
-  for (auto& items : ctas) s.ctas.push_back(Cta{std::move(items)});
-  s.dq_order = std::move(dq_order);
-  s.dkv_order = std::move(dkv_order);
-  return s;
-}
 
 // 2x2 full mask, one CTA per KV tile, Q ascending, ranks by KV ascending: valid.
 Schedule two_by_two() {
