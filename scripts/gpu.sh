@@ -4,6 +4,10 @@
 #         -DCMAKE_CUDA_ARCHITECTURES="80;90a" && cmake --build build-device --target test_runtime rt_bench
 # (fmt header-only and static cudart, so they run there as they are). Usage:
 #   scripts/gpu.sh [tests|grid|bench|quick|all]   logs under $OUT (or ./out), a short table last.
+#   scripts/gpu.sh final   two prebuilt variants, .carry/main and .carry/ww (test_runtime, rt_bench
+#                          each): specialized vs generic and grid determinism on main, then the
+#                          writer-warp variant's tests, timings next to main's, and its grid; every
+#                          stage under its own timeout inside one overall budget (FINAL_BUDGET_S).
 # grid: determinism on the whole DASH grid (rt_bench grid: every shape x named strategy, 10 runs
 # bitwise, and the atomic mode on the same shapes); all = tests, grid, bench, PyTorch SDPA.
 set -uo pipefail
@@ -14,6 +18,45 @@ mkdir -p "$out"
 bin=build-device/tests/runtime
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 git rev-parse --short HEAD 2>/dev/null | tee -a "$out/gpu.txt"
+if [[ "$what" == final ]]; then
+  main=.carry/main ww=.carry/ww
+  budget=${FINAL_BUDGET_S:-450}
+  t0=$SECONDS
+  summary="$out/summary.txt"
+  # Runs one stage with its own limit, cut to what is left of the budget; records rc and seconds.
+  stage() {
+    local name=$1 limit=$2 log=$3; shift 3
+    local left=$((budget - (SECONDS - t0)))
+    (( limit > left )) && limit=$left
+    if (( limit < 5 )); then echo "$name: not run (budget spent)" | tee -a "$summary"; return 125; fi
+    local s0=$SECONDS
+    echo "---- $name: $* (limit ${limit}s)" >> "$log"
+    timeout -k 5 "$limit" "$@" >> "$log" 2>&1
+    local rc=$?
+    echo "$name: rc=$rc $((SECONDS - s0))s (limit ${limit}s)$([[ $rc == 124 || $rc == 137 ]] && echo ' TIMED OUT')" | tee -a "$summary"
+    return $rc
+  }
+  cat "$out/gpu.txt" > "$summary"
+  stage "main specialized" 90 "$out/specialized.txt" "$main/rt_bench" specialized
+  stage "main test: specializations == generic" 60 "$out/specialized.txt" "$main/test_runtime" \
+    "generated specializations equal the generic kernel bit for bit"
+  stage "main grid 10" 150 "$out/grid_main.txt" "$main/rt_bench" grid 10
+  shapes=(128/8192/full 128/8192/causal 64/4096/full)
+  if stage "ww test_runtime" 100 "$out/ww_tests.log" "$ww/test_runtime" --durations yes; then
+    stage "ww timing" 45 "$out/timing.txt" "$ww/rt_bench" shapes "${shapes[@]}"
+    stage "main timing" 45 "$out/timing.txt" "$main/rt_bench" shapes "${shapes[@]}"
+    stage "ww grid 10" 150 "$out/grid_ww.txt" "$ww/rt_bench" grid 10
+  else
+    echo "ww: tests failed or hung: ww stages stopped" | tee -a "$summary"
+  fi
+  echo "==== summary ===="
+  for f in specialized.txt grid_main.txt timing.txt grid_ww.txt; do
+    [[ -f "$out/$f" ]] && { echo "== $f"; cat "$out/$f"; }
+  done
+  [[ -f "$out/ww_tests.log" ]] && { echo "== ww_tests.log (tail)"; tail -5 "$out/ww_tests.log"; }
+  cat "$summary"
+  exit 0
+fi
 status=0
 if [[ "$what" == tests || "$what" == all ]]; then
   "$bin/test_runtime" --durations yes 2>&1 | tee "$out/tests.log"
