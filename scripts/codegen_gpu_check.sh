@@ -5,8 +5,9 @@
 #      matches) and a copy without generated/*.cu (the generic, table-driven kernel only);
 #   3. `dash bench` on the four default shapes with the strategy each kernel was made for, in both
 #      builds; prints the kernel each run used and the median times side by side.
-# Bitwise equality of specialized vs generic gradients is NOT checked here: dash bench does not
-# expose the outputs. Usage: scripts/codegen_gpu_check.sh [OUT_DIR]
+# Bitwise equality of specialized vs generic gradients is not checked here (dash bench does not
+# expose the outputs): `rt_bench specialized` does that, and times both in one binary
+# (scripts/gpu.sh final). Usage: scripts/codegen_gpu_check.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

@@ -59,9 +59,11 @@ TEST_CASE("generated specializations equal the generic kernel bit for bit", "[gp
         continue;  // the strategy refuses this shape
       }
       std::uint64_t const hash = schedule_hash(schedule);
-      if (std::find(special_hashes.begin(), special_hashes.end(), hash) == special_hashes.end()) continue;
+      if (std::find(special_hashes.begin(), special_hashes.end(), hash) == special_hashes.end())
+        continue;
       ++matched;
-      INFO("d" << p.head_dim << (p.mask.kind == sim::MaskKind::kCausal ? " causal " : " full ") << name);
+      INFO("d" << p.head_dim << (p.mask.kind == sim::MaskKind::kCausal ? " causal " : " full ")
+               << name);
       Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(p.head_dim)));
       test::DeviceTensors dev(p, DType::kBf16);
       dev.upload(test::random_inputs(p, DType::kBf16, 77));
@@ -89,7 +91,8 @@ TEST_CASE("generated specializations equal the generic kernel bit for bit", "[gp
     }
   }
   if (sms != 132) {
-    WARN("this GPU has " << sms << " SMs; the default set was made for 132, so no schedule matches");
+    WARN("this GPU has " << sms
+                         << " SMs; the default set was made for 132, so no schedule matches");
     return;
   }
   CHECK(matched == static_cast<int>(special_hashes.size()));
