@@ -9,7 +9,8 @@ namespace dash::codegen {
 // Strict: a missing key is an error, so a spec never silently takes a default it was not made with.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkForm, kind, head_fastest, reverse, begin, items)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(QOrderForm, kind, mult, offset, item_row, row_begin, rows)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankForm, kind, mult, offset, modulus, div, tile_row, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankForm, kind, mult, offset, modulus, div, unit_steps, tile_row,
+                                   rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleForm, name, work, q_order, dq_rank, dkv_rank, q_lo, q_hi,
                                    kv_lo, kv_hi)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSpec, format_version, gpu, sms, batch, q_heads, kv_heads,

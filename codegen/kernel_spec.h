@@ -9,7 +9,7 @@ namespace dash::codegen {
 
 /// Which CTA runs which work item (b, q head, kv tile), in which order.
 struct WorkForm {
-  std::string kind = "table";  ///< "strided" (closed form) | "table"
+  std::string kind = "table";  ///< "strided" | "paired" (closed forms) | "table"
   int head_fastest = 0;        ///< strided: items numbered head-fastest (1) or KV-tile-fastest (0)
   int reverse = 0;             ///< strided: KV tiles numbered from the last one (SPT)
   std::vector<int> begin;      ///< table: per CTA, offset of its first item (size grid + 1)
@@ -30,11 +30,15 @@ struct QOrderForm {
 
 /// The rank of a contribution in its dQ tile (or, for dkv, of a q head in its dK/dV tile).
 struct RankForm {
-  std::string kind = "table";  ///< "ascending" | "descending" | "rotate" (dQ only) | "table" | "none"
+  /// "ascending" | "descending" | "rotate" (dQ only) | "arrival" (dQ only) | "table" | "none"
+  std::string kind = "table";
   int mult = 0;                ///< rotate: rank = ((i - offset - j * mult) mod modulus) / div
   int offset = 0;
   int modulus = 1;
   int div = 1;
+  /// arrival: steps of every unit the closed work form deals out (all equal); the rank counts the
+  /// contributors that reach the dQ tile earlier (forms.inc, dash_cf_rank_arrival).
+  int unit_steps = 0;
   std::vector<int> tile_row;  ///< table: per dQ (dK/dV) tile id, its row
   std::vector<int> rows;      ///< table: rows of ranks, row length kv_tiles (dkv: group size)
   friend bool operator==(RankForm const&, RankForm const&) = default;

@@ -1,6 +1,9 @@
 #include "codegen/lower.h"
 
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "codegen/specialize.h"
@@ -156,6 +159,12 @@ WorkForm closed_work(KernelSpec const& spec, sim::Schedule const& schedule) {
       if (work_mismatch(spec, work, schedule).empty()) return work;
     }
   }
+  // symmetric-shift: pairs (p, n-1-p) per head dealt round-robin.
+  if (spec.kv_tiles % 2 == 0) {
+    WorkForm work;
+    work.kind = "paired";
+    if (work_mismatch(spec, work, schedule).empty()) return work;
+  }
   return work_table(spec, schedule);
 }
 
@@ -175,6 +184,29 @@ QOrderForm rotate_guess(ScheduleForm const& form, sim::Schedule const& schedule)
     q.mult = mod(first[1] - form.q_lo[1] - q.offset, form.q_hi[1] - form.q_lo[1] + 1);
   }
   return q;
+}
+
+/// Arrival ranks counted in the hook: offered when the work and the Q order are closed forms and
+/// the first unit's length can stand for all (verification decides whether it does).
+std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule const& schedule) {
+  bool const work_closed = form.work.kind == "strided" || form.work.kind == "paired";
+  bool const q_closed = form.q_order.kind == "ascending" || form.q_order.kind == "descending" ||
+                        form.q_order.kind == "rotate";
+  if (!work_closed || !q_closed || schedule.launch != sim::LaunchModel::kPersistent) {
+    return std::nullopt;
+  }
+  // Positions are ints on the device: every CTA's steps must fit one.
+  std::int64_t steps = 0;
+  for (auto const& cta : schedule.ctas) {
+    for (auto const& item : cta.items) steps += static_cast<std::int64_t>(item.q_order.size());
+  }
+  if (steps > std::numeric_limits<int>::max() / 2) return std::nullopt;
+  auto const& first = schedule.ctas.front().items;
+  std::size_t const per_unit = form.work.kind == "paired" ? 2 : 1;
+  if (first.size() < per_unit) return std::nullopt;
+  RankForm r = rank_form("arrival");
+  for (std::size_t n = 0; n < per_unit; ++n) r.unit_steps += static_cast<int>(first[n].q_order.size());
+  return r;
 }
 
 ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
@@ -215,6 +247,7 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
       }
     }
   }
+  if (auto arrival = arrival_guess(form, schedule)) rank_candidates.push_back(*arrival);
   form.dq_rank = rank_table(schedule.dq_order, spec.kv_tiles);
   for (auto const& candidate : rank_candidates) {
     ScheduleForm trial = form;

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/forms_text.h"
+#include "codegen/verify.h"
 #include "dagsim/error.h"
 
 namespace dash::codegen {
@@ -59,6 +61,9 @@ std::string next_work_item_body(KernelSpec const& spec, HookSite const& hook) {
     call = fmt::format("dash_cf_work_strided({}, {}, {}, {}, {}, {}, {}, {}, &b, &h, &j)", cta, k,
                        spec.grid, items, spec.kv_tiles, spec.q_heads, spec.form.work.head_fastest,
                        spec.form.work.reverse);
+  } else if (spec.form.work.kind == "paired") {
+    call = fmt::format("dash_cf_work_paired({}, {}, {}, {}, {}, {}, &b, &h, &j)", cta, k, spec.grid,
+                       spec.batch, spec.kv_tiles, spec.q_heads);
   } else {
     call = fmt::format(
         "dash_cf_work_table({}, {}, {}, dash_gen_work_begin, dash_gen_work_items, {}, {}, &b, &h, "
@@ -119,6 +124,15 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
   } else if (r.kind == "rotate") {
     expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
                        r.mult, r.offset, r.modulus, r.div);
+  } else if (r.kind == "arrival") {
+    // The arguments come from the list the host check used (verify.h, arrival_fields).
+    auto const f = arrival_fields(spec, spec.form);
+    return fmt::format(
+        "{{\n  (void){0};\n  (void){1};\n"
+        "  DashCfArrival const a{{{2}, dash_gen_q_lo, dash_gen_q_hi}};\n"
+        "  return dash_cf_rank_arrival(a, dash_gen_kv_lo[{4}], dash_gen_kv_hi[{4}], {3}.batch, "
+        "{3}.head, {4}, {3}.kv_tile);\n}}",
+        hook.params[0], hook.params[2], fmt::join(f, ", "), item, q_tile);
   } else {
     expr = fmt::format(
         "dash_cf_rank_table(dash_gen_dq_row, dash_gen_dq_rows, {2}, ({0}.batch * {3} + {0}.head) * "
@@ -165,6 +179,8 @@ std::string describe_form(ScheduleForm const& form) {
                       ? fmt::format("rotate (mult={}, offset={}, modulus={}, div={})",
                                     form.dq_rank.mult, form.dq_rank.offset, form.dq_rank.modulus,
                                     form.dq_rank.div)
+                  : form.dq_rank.kind == "arrival"
+                      ? fmt::format("arrival (unit_steps={})", form.dq_rank.unit_steps)
                       : form.dq_rank.kind;
   return fmt::format("work {}; Q order {}; dQ rank {}; dK/dV rank {}", work, q, dq,
                      form.dkv_rank.kind);
@@ -209,8 +225,9 @@ std::string schedule_prelude(KernelSpec const& spec) {
                      forms_version);
   out += int_array("dash_gen_q_lo", form.q_lo);
   out += int_array("dash_gen_q_hi", form.q_hi);
-  if (form.dq_rank.kind == "ascending") out += int_array("dash_gen_kv_lo", form.kv_lo);
-  if (form.dq_rank.kind == "descending") out += int_array("dash_gen_kv_hi", form.kv_hi);
+  bool const arrival = form.dq_rank.kind == "arrival";
+  if (form.dq_rank.kind == "ascending" || arrival) out += int_array("dash_gen_kv_lo", form.kv_lo);
+  if (form.dq_rank.kind == "descending" || arrival) out += int_array("dash_gen_kv_hi", form.kv_hi);
   if (form.work.kind == "table") {
     out += int_array("dash_gen_work_begin", form.work.begin);
     out += int_array("dash_gen_work_items", form.work.items);

@@ -14,6 +14,19 @@ int item_id(KernelSpec const& spec, WorkCoord const& c) {
 }
 }  // namespace
 
+std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& form) {
+  int const work_kind = form.work.kind == "paired" ? 1 : 0;
+  DASH_ASSERT(form.work.kind == "paired" || form.work.kind == "strided");
+  int const q_kind = form.q_order.kind == "ascending"    ? 0
+                     : form.q_order.kind == "descending" ? 1
+                                                          : 2;
+  DASH_ASSERT(q_kind != 2 || form.q_order.kind == "rotate");
+  return {work_kind,           form.work.head_fastest, form.work.reverse,
+          spec.grid,           spec.kv_tiles,          spec.q_heads,
+          form.dq_rank.unit_steps, q_kind,             form.q_order.mult,
+          form.q_order.offset};
+}
+
 std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work, int cta, int k) {
   WorkCoord c;
   int found = 0;
@@ -21,6 +34,9 @@ std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work,
     int const items = spec.batch * spec.q_heads * spec.kv_tiles;
     found = dash_cf_work_strided(cta, k, spec.grid, items, spec.kv_tiles, spec.q_heads,
                                  work.head_fastest, work.reverse, &c.batch, &c.head, &c.kv_tile);
+  } else if (work.kind == "paired") {
+    found = dash_cf_work_paired(cta, k, spec.grid, spec.batch, spec.kv_tiles, spec.q_heads,
+                                &c.batch, &c.head, &c.kv_tile);
   } else {
     DASH_ASSERT(work.kind == "table");
     DASH_ASSERT(static_cast<int>(work.begin.size()) == spec.grid + 1);
@@ -50,6 +66,13 @@ int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, in
   if (r.kind == "descending") return dash_cf_rank_descending(form.kv_hi[q_tile], kv_tile);
   if (r.kind == "rotate") {
     return dash_cf_rank_rotate(q_tile, kv_tile, r.mult, r.offset, r.modulus, r.div);
+  }
+  if (r.kind == "arrival") {
+    auto const f = arrival_fields(spec, form);
+    DashCfArrival const a{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
+                          form.q_lo.data(), form.q_hi.data()};
+    return dash_cf_rank_arrival(a, form.kv_lo[q_tile], form.kv_hi[q_tile], batch, head, q_tile,
+                                kv_tile);
   }
   DASH_ASSERT(r.kind == "table");
   int const dq = (batch * spec.q_heads + head) * spec.q_tiles + q_tile;

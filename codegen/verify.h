@@ -1,6 +1,7 @@
 #pragma once
 // Host evaluation of a ScheduleForm with the same index arithmetic the device runs (forms.inc),
 // and the check that it reproduces a schedule exactly: every (CTA, k), every step t, every rank.
+#include <array>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,11 @@ struct WorkCoord {
   int batch = 0, head = 0, kv_tile = 0;
   friend bool operator==(WorkCoord const&, WorkCoord const&) = default;
 };
+
+/// The integer fields of forms.inc's DashCfArrival, in declaration order, for an "arrival" dQ rank
+/// over this form's (closed) work and Q order: the host check and the emitted kernel build their
+/// arguments from this one list.
+std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& form);
 
 std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work, int cta, int k);
 int eval_q_tile(KernelSpec const& spec, ScheduleForm const& form, WorkCoord item, int t);
