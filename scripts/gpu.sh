@@ -4,6 +4,8 @@
 #         -DCMAKE_CUDA_ARCHITECTURES="80;90a" && cmake --build build-device --target test_runtime rt_bench
 # (fmt header-only and static cudart, so they run there as they are). Usage:
 #   scripts/gpu.sh [tests|grid|bench|quick|all]   logs under $OUT (or ./out), a short table last.
+#   scripts/gpu.sh codegen all of .carry/main's test_runtime, then its rt_bench specialized in
+#                          interleaved rounds; each under its own timeout.
 #   scripts/gpu.sh final   two prebuilt variants, .carry/main and .carry/ww (test_runtime, rt_bench
 #                          each): specialized vs generic and grid determinism on main, then the
 #                          writer-warp variant's tests, timings next to main's, and its grid; every
@@ -18,6 +20,24 @@ mkdir -p "$out"
 bin=build-device/tests/runtime
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 git rev-parse --short HEAD 2>/dev/null | tee -a "$out/gpu.txt"
+if [[ "$what" == codegen ]]; then
+  # The full GPU test suite and the interleaved specialized-vs-generic timing of .carry/main's
+  # prebuilt binaries, each under its own timeout (CODEGEN_ROUNDS rounds, default 7).
+  main=.carry/main summary="$out/summary.txt"
+  cat "$out/gpu.txt" > "$summary"
+  s0=$SECONDS
+  timeout -k 5 "${TESTS_LIMIT_S:-130}" "$main/test_runtime" --durations yes > "$out/tests.log" 2>&1
+  rc=$?
+  echo "test_runtime (all GPU tests): rc=$rc $((SECONDS - s0))s$([[ $rc == 124 || $rc == 137 ]] && echo ' TIMED OUT')" | tee -a "$summary"
+  s0=$SECONDS
+  timeout -k 5 "${BENCH_LIMIT_S:-110}" "$main/rt_bench" specialized generated/manifest.json "${CODEGEN_ROUNDS:-7}" \
+    > "$out/specialized.txt" 2>&1
+  rc=$?
+  echo "rt_bench specialized: rc=$rc $((SECONDS - s0))s$([[ $rc == 124 || $rc == 137 ]] && echo ' TIMED OUT')" | tee -a "$summary"
+  tail -8 "$out/tests.log"
+  cat "$out/specialized.txt" "$summary"
+  exit 0
+fi
 if [[ "$what" == final ]]; then
   main=.carry/main ww=.carry/ww
   budget=${FINAL_BUDGET_S:-450}

@@ -1,6 +1,7 @@
 // Lowering: closed forms verified against the schedule (fall back to tables when they do not hold),
 // hash stability, JSON round-trip, invalid schedules refused.
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -201,4 +202,69 @@ TEST_CASE("fa3 and fa3-spt lower to closed forms on the H200 shape", "[codegen][
   CHECK(shift.form.q_order.kind == "rotate");
   CHECK(shift.form.q_order.mult == 2);
   CHECK(shift.form.q_order.offset == 0);
+}
+
+TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", "[codegen][cpu]") {
+  auto const machine = sim::machine_preset("h200");
+  for (int const head_dim : {64, 128}) {
+    sim::Problem problem;
+    problem.head_dim = head_dim;
+    problem.q_heads = problem.kv_heads = head_dim == 64 ? 32 : 16;
+    problem.seqlen_q = problem.seqlen_k = 8192;
+    problem.mask.kind = sim::MaskKind::kFull;
+    CAPTURE(head_dim);
+    // shift, full mask: items (h, j) dealt round-robin over 132 CTAs, every item 128 steps; the
+    // arrival ranks cut across waves, so only the counting form follows them.
+    auto const schedule = sim::make_strategy("shift", problem, machine);
+    auto const shift = cg::lower(problem, machine, schedule);
+    CHECK(shift.form.name == "shift");
+    CHECK(shift.form.work.kind == "strided");
+    CHECK(shift.form.dq_rank.kind == "arrival");
+    CHECK(shift.form.dq_rank.unit_steps == 128);
+    // The counting form is needed: the rotate closed form, tried first, does not hold here.
+    auto rotate = shift;
+    rotate.form.dq_rank = cg::RankForm{};
+    rotate.form.dq_rank.kind = "rotate";
+    rotate.form.dq_rank.mult = 2;
+    rotate.form.dq_rank.modulus = shift.q_tiles;
+    rotate.form.dq_rank.div = 2;
+    CHECK_FALSE(cg::dq_rank_mismatch(rotate, rotate.form, schedule).empty());
+    // A unit length that all but ignores the waves (step order alone) is caught.
+    auto tampered = shift;
+    tampered.form.dq_rank.unit_steps = 1;
+    CHECK_THAT(cg::form_mismatch(tampered, schedule), Catch::Contains("should have rank"));
+
+    // symmetric-shift, causal, 64x128 tiles: pairs (p, 63 - p) of one head on one CTA, both walks
+    // descending; a pair's steps are 128 - 2p + 128 - 2(63 - p) = 130 whatever p.
+    problem.mask.kind = sim::MaskKind::kCausal;
+    auto const sym_schedule = sim::make_strategy("symmetric-shift", problem, machine);
+    auto const sym = cg::lower(problem, machine, sym_schedule);
+    CHECK(sym.form.name == "symmetric-shift");
+    CHECK(sym.form.work.kind == "paired");
+    CHECK(sym.form.q_order.kind == "descending");
+    CHECK(sym.form.dq_rank.kind == "arrival");
+    CHECK(sym.form.dq_rank.unit_steps == 130);
+    auto const second = cg::eval_work(sym, sym.form.work, 5, 1);
+    REQUIRE(second);
+    CHECK(*second == cg::WorkCoord{0, 0, 63 - 5});
+    auto strided = sym;
+    strided.form.work = cg::WorkForm{};
+    strided.form.work.kind = "strided";
+    CHECK_THAT(cg::form_mismatch(strided, sym_schedule), Catch::Contains("CTA 0 item 1"));
+  }
+}
+
+TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ", "[codegen][cpu]") {
+  sim::Problem problem;
+  problem.q_heads = problem.kv_heads = 4;
+  problem.seqlen_q = problem.seqlen_k = 1024;
+  problem.mask.kind = sim::MaskKind::kFull;
+  auto const machine = sim::machine_with_sms(6);
+  auto schedule = sim::make_strategy("shift", problem, machine);
+  REQUIRE(cg::lower(problem, machine, schedule).form.dq_rank.kind == "arrival");
+  std::swap(schedule.dq_order[3][0], schedule.dq_order[3][1]);
+  auto const spec = cg::lower(problem, machine, schedule);
+  CHECK(spec.form.dq_rank.kind == "table");
+  CHECK(spec.form.name == "shift+table");
+  CHECK(cg::form_mismatch(spec, schedule).empty());
 }

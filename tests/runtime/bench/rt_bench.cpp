@@ -3,9 +3,10 @@
 // Prints one line per measurement; TFLOP/s = 2.5 * 4 b h s_q s_k d, halved for causal.
 //   rt_bench [quick]   timings
 //   rt_bench shapes D/S/MASK...  timings of the given grid shapes only (e.g. 128/8192/causal)
-//   rt_bench specialized [MANIFEST]  every kernel of generated/manifest.json: its problem and
-//                      strategy on this GPU, the specialization vs the generic kernel on the same
-//                      inputs, dQ/dK/dV bitwise and timed; a table
+//   rt_bench specialized [MANIFEST [ROUNDS]]  every kernel of generated/manifest.json: its problem
+//                      and strategy on this GPU, the specialization vs the generic kernel on the
+//                      same inputs, dQ/dK/dV bitwise, then timed in ROUNDS (default 5) interleaved
+//                      rounds (median of 10 each); median ratio and its min..max; a table
 //   rt_bench grid [R]  determinism on the whole DASH grid: per shape and named strategy, R (>= 10)
 //                      deterministic backward runs compared bitwise (dQ, dK, dV) with a first
 //                      one, and the atomic mode under the same test; a compact table.
@@ -88,6 +89,18 @@ double median_backward_ms(Attention const& attn, InputSets const& sets, Reductio
   return 0.5 * (double(ms[4]) + double(ms[5]));
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t const n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Half the range: the +- of a set of round medians.
+double spread_of(std::vector<double> const& v) {
+  auto const [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return 0.5 * (*hi - *lo);
+}
+
 /// dQ, dK, dV of one backward run copied aside on the device (16-bit words).
 class GradCopy {
  public:
@@ -145,7 +158,7 @@ sim::Problem manifest_problem(nlohmann::json const& k) {
 
 /// Specialized (generated) vs generic kernel, per manifest entry: same problem, schedule and
 /// inputs; bitwise equality of dQ/dK/dV and the median times. Returns 1 if any entry fails.
-int run_specialized(std::string const& manifest_path, int sms) {
+int run_specialized(std::string const& manifest_path, int sms, int rounds) {
   std::ifstream in(manifest_path);
   if (!in) user_error("cannot read {}", manifest_path);
   nlohmann::json manifest;
@@ -154,10 +167,14 @@ int run_specialized(std::string const& manifest_path, int sms) {
   } catch (nlohmann::json::exception const& e) {
     user_error("{}: not JSON ({})", manifest_path, e.what());
   }
-  std::printf("specialized vs generic: deterministic backward, bf16, same inputs; ms = median of 10 after 3"
-              " warm-up, two input sets alternated; ratio = generic ms / specialized ms\n");
-  std::printf("%-44s %-16s %-20s %-18s %-14s %9s %8s %9s %8s %6s\n", "spec", "strategy", "specialized kernel",
-              "generic kernel", "bitwise equal", "gen ms", "TFLOP/s", "spec ms", "TFLOP/s", "ratio");
+  std::printf("specialized vs generic: deterministic backward, bf16, same inputs; %d interleaved rounds, each"
+              " the median of 10 runs after 3 warm-up per kernel (two input sets alternated); ms = median over"
+              " rounds, +- = (max - min) / 2 over rounds; ratio = generic ms / specialized ms per round: median,"
+              " min, max\n",
+              rounds);
+  std::printf("%-44s %-16s %-20s %-18s %-14s %9s %7s %8s %9s %7s %8s %6s %6s %6s\n", "spec", "strategy",
+              "specialized kernel", "generic kernel", "bitwise equal", "gen ms", "+-", "TFLOP/s", "spec ms", "+-",
+              "TFLOP/s", "ratio", "min", "max");
   int failures = 0;
   for (auto const& k : manifest.at("kernels")) {
     std::string const file = k.at("file").get<std::string>();
@@ -191,7 +208,6 @@ int run_specialized(std::string const& manifest_path, int sms) {
       sets[0]->poison_backward(nullptr);
       attn.backward(t, Reduction::kDeterministic, nullptr);
       GradCopy const generic_grads(t, p);
-      double const generic_ms = median_backward_ms(attn, sets, Reduction::kDeterministic);
 
       attn.set_schedule(schedule, KernelChoice::kAuto);
       std::string const special_name = attn.kernel_name();
@@ -199,15 +215,36 @@ int run_specialized(std::string const& manifest_path, int sms) {
       sets[0]->poison_backward(nullptr);
       attn.backward(t, Reduction::kDeterministic, nullptr);
       std::int64_t const differ = generic_grads.differing_words(t);
-      double const special_ms = median_backward_ms(attn, sets, Reduction::kDeterministic);
+
+      // Interleaved rounds: clock and thermal drift hit both kernels alike; the order within a
+      // round alternates so neither always runs on a warmer GPU.
+      std::vector<double> generic_ms, special_ms, ratios;
+      for (int r = 0; r < rounds; ++r) {
+        double g = 0, x = 0;
+        for (int half = 0; half < 2; ++half) {
+          bool const generic_now = (half == 0) == (r % 2 == 0);
+          attn.set_schedule(schedule, generic_now ? KernelChoice::kGeneric : KernelChoice::kAuto);
+          (generic_now ? g : x) = median_backward_ms(attn, sets, Reduction::kDeterministic);
+        }
+        generic_ms.push_back(g);
+        special_ms.push_back(x);
+        ratios.push_back(g / x);
+      }
+      double const gen = median_of(generic_ms);
+      double const spec_med = median_of(special_ms);
+      double const ratio = median_of(ratios);
       double const flops = backward_flops(p);
       char equal[32];
       std::snprintf(equal, sizeof equal, "%s", differ == 0 ? "yes" : "NO");
       if (differ != 0) std::snprintf(equal, sizeof equal, "NO (%lld words)", static_cast<long long>(differ));
-      std::printf("%-44s %-16s %-20s %-18s %-14s %9.3f %8.1f %9.3f %8.1f %6.3f%s\n", spec.c_str(), strategy.c_str(),
-                  special_name.c_str(), generic_name.c_str(), equal, generic_ms, flops / (generic_ms * 1e-3) / 1e12,
-                  special_ms, flops / (special_ms * 1e-3) / 1e12, generic_ms / special_ms,
-                  dispatched ? "" : "  FAIL: specialization not dispatched");
+      std::printf("%-44s %-16s %-20s %-18s %-14s %9.3f %7.3f %8.1f %9.3f %7.3f %8.1f %6.3f %6.3f %6.3f%s\n",
+                  spec.c_str(), strategy.c_str(), special_name.c_str(), generic_name.c_str(), equal, gen,
+                  spread_of(generic_ms), flops / (gen * 1e-3) / 1e12, spec_med, spread_of(special_ms),
+                  flops / (spec_med * 1e-3) / 1e12, ratio, *std::min_element(ratios.begin(), ratios.end()),
+                  *std::max_element(ratios.begin(), ratios.end()), dispatched ? "" : "  FAIL: specialization not dispatched");
+      std::printf("%-44s rounds (generic ms / specialized ms):", spec.c_str());
+      for (int r = 0; r < rounds; ++r) std::printf(" %.3f/%.3f", generic_ms[r], special_ms[r]);
+      std::printf("\n");
       if (!dispatched || differ != 0) ++failures;
     } catch (UserError const& e) {
       std::printf("%-44s %-16s FAIL: %s\n", spec.c_str(), strategy.c_str(), e.what());
@@ -358,7 +395,18 @@ int run(std::vector<std::string> const& args) {
     int const repeats = args.size() > 1 ? std::max(10, std::atoi(args[1].c_str())) : 10;
     return run_grid(repeats, sms);
   }
-  if (mode == "specialized") return run_specialized(args.size() > 1 ? args[1] : "generated/manifest.json", sms);
+  if (mode == "specialized") {
+    int rounds = 5;
+    if (args.size() > 2) {
+      char* end = nullptr;
+      long const r = std::strtol(args[2].c_str(), &end, 10);
+      if (end == args[2].c_str() || *end != '\0' || r < 1 || r > 100) {
+        user_error("specialized: ROUNDS must be an integer in 1..100, got '{}'", args[2]);
+      }
+      rounds = static_cast<int>(r);
+    }
+    return run_specialized(args.size() > 1 ? args[1] : "generated/manifest.json", sms, rounds);
+  }
   std::vector<Shape> shapes = {{128, 1024, false}, {128, 4096, false}, {128, 8192, false},
                                {128, 1024, true},  {128, 4096, true},  {128, 8192, true},
                                {64, 1024, false},  {64, 4096, false},  {64, 4096, true}};
