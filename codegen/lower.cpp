@@ -210,7 +210,7 @@ std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule co
 }
 
 ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
-                        sim::Schedule const& schedule) {
+                        sim::Schedule const& schedule, LowerOptions const& options) {
   ScheduleForm form;
   bool const contiguous = fill_ranges(problem, form);
   form.work = closed_work(spec, schedule);
@@ -247,7 +247,9 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
       }
     }
   }
-  if (auto arrival = arrival_guess(form, schedule)) rank_candidates.push_back(*arrival);
+  if (options.count_arrivals) {
+    if (auto arrival = arrival_guess(form, schedule)) rank_candidates.push_back(*arrival);
+  }
   form.dq_rank = rank_table(schedule.dq_order, spec.kv_tiles);
   for (auto const& candidate : rank_candidates) {
     ScheduleForm trial = form;
@@ -302,7 +304,8 @@ ScheduleForm table_form(KernelSpec const& spec, sim::Schedule const& schedule) {
 }
 
 KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
-                 sim::Schedule const& schedule, std::string const& dtype) {
+                 sim::Schedule const& schedule, std::string const& dtype,
+                 LowerOptions const& options) {
   sim::validate(problem, machine, schedule);
   if (!problem.seqlens_q.empty() || !problem.seqlens_k.empty()) {
     user_error("generate: varlen problems have no specialized kernel (use the generic kernel)");
@@ -311,7 +314,7 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
     user_error("unknown dtype '{}': expected bf16 or fp16", dtype);
   }
   KernelSpec spec = spec_header(problem, machine, schedule, dtype);
-  spec.form = lower_form(spec, problem, schedule);
+  spec.form = lower_form(spec, problem, schedule, options);
   if (table_entries(spec.form) > kMaxTableEntries) {
     user_error("generate: the schedule needs {} table entries (limit {}); use the generic kernel",
                table_entries(spec.form), kMaxTableEntries);

@@ -12,9 +12,19 @@
 
 namespace dash::codegen {
 
+/// Which forms lowering may choose beyond the plain closed forms.
+struct LowerOptions {
+  /// Offer the "arrival" dQ rank (the hook counts earlier contributors in a loop over the KV tiles
+  /// of the head). Exact, but measured on an H200 at 1.3-2.1x the generic kernel's time
+  /// (docs/results/2026-11-29-h200-codegen-closed-forms.md): every thread of the CTA runs the loop
+  /// on every step, so by default a rank table is used instead.
+  bool count_arrivals = false;
+};
+
 /// Throws UserError on an invalid schedule, a varlen problem or an unknown dtype ("bf16", "fp16").
 KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
-                 sim::Schedule const& schedule, std::string const& dtype = "bf16");
+                 sim::Schedule const& schedule, std::string const& dtype = "bf16",
+                 LowerOptions const& options = {});
 
 /// The compact tables for every part of the schedule (no closed forms): what lower() falls back to.
 ScheduleForm table_form(KernelSpec const& spec, sim::Schedule const& schedule);

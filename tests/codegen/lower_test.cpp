@@ -174,6 +174,10 @@ TEST_CASE("every named strategy lowers to a form that follows it exactly", "[cod
     auto const spec = cg::lower(problem, machine, schedule);
     CHECK(cg::form_mismatch(spec, schedule).empty());
     CHECK(spec.strategy == name);
+    cg::LowerOptions counting;
+    counting.count_arrivals = true;
+    auto const counted = cg::lower(problem, machine, schedule, "bf16", counting);
+    CHECK(cg::form_mismatch(counted, schedule).empty());
   }
 }
 
@@ -206,6 +210,8 @@ TEST_CASE("fa3 and fa3-spt lower to closed forms on the H200 shape", "[codegen][
 
 TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", "[codegen][cpu]") {
   auto const machine = sim::machine_preset("h200");
+  cg::LowerOptions counting;
+  counting.count_arrivals = true;
   for (int const head_dim : {64, 128}) {
     sim::Problem problem;
     problem.head_dim = head_dim;
@@ -216,7 +222,11 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     // shift, full mask: items (h, j) dealt round-robin over 132 CTAs, every item 128 steps; the
     // arrival ranks cut across waves, so only the counting form follows them.
     auto const schedule = sim::make_strategy("shift", problem, machine);
-    auto const shift = cg::lower(problem, machine, schedule);
+    // By default (the counting loop is slow on the GPU) the ranks are a table.
+    auto const by_default = cg::lower(problem, machine, schedule);
+    CHECK(by_default.form.name == "shift+table");
+    CHECK(by_default.form.dq_rank.kind == "table");
+    auto const shift = cg::lower(problem, machine, schedule, "bf16", counting);
     CHECK(shift.form.name == "shift");
     CHECK(shift.form.work.kind == "strided");
     CHECK(shift.form.dq_rank.kind == "arrival");
@@ -238,7 +248,11 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     // descending; a pair's steps are 128 - 2p + 128 - 2(63 - p) = 130 whatever p.
     problem.mask.kind = sim::MaskKind::kCausal;
     auto const sym_schedule = sim::make_strategy("symmetric-shift", problem, machine);
-    auto const sym = cg::lower(problem, machine, sym_schedule);
+    auto const sym = cg::lower(problem, machine, sym_schedule, "bf16", counting);
+    auto const sym_default = cg::lower(problem, machine, sym_schedule);
+    CHECK(sym_default.form.work.kind == "paired");
+    CHECK(sym_default.form.dq_rank.kind == "table");
+    CHECK(sym_default.form.name == "symmetric-shift+table");
     CHECK(sym.form.name == "symmetric-shift");
     CHECK(sym.form.work.kind == "paired");
     CHECK(sym.form.q_order.kind == "descending");
@@ -260,10 +274,12 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
   problem.seqlen_q = problem.seqlen_k = 1024;
   problem.mask.kind = sim::MaskKind::kFull;
   auto const machine = sim::machine_with_sms(6);
+  cg::LowerOptions counting;
+  counting.count_arrivals = true;
   auto schedule = sim::make_strategy("shift", problem, machine);
-  REQUIRE(cg::lower(problem, machine, schedule).form.dq_rank.kind == "arrival");
+  REQUIRE(cg::lower(problem, machine, schedule, "bf16", counting).form.dq_rank.kind == "arrival");
   std::swap(schedule.dq_order[3][0], schedule.dq_order[3][1]);
-  auto const spec = cg::lower(problem, machine, schedule);
+  auto const spec = cg::lower(problem, machine, schedule, "bf16", counting);
   CHECK(spec.form.dq_rank.kind == "table");
   CHECK(spec.form.name == "shift+table");
   CHECK(cg::form_mismatch(spec, schedule).empty());
