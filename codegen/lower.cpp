@@ -205,7 +205,9 @@ std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule co
   std::size_t const per_unit = form.work.kind == "paired" ? 2 : 1;
   if (first.size() < per_unit) return std::nullopt;
   RankForm r = rank_form("arrival");
-  for (std::size_t n = 0; n < per_unit; ++n) r.unit_steps += static_cast<int>(first[n].q_order.size());
+  for (std::size_t n = 0; n < per_unit; ++n) {
+    r.unit_steps += static_cast<int>(first[n].q_order.size());
+  }
   return r;
 }
 
