@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <queue>
 #include <tuple>
 #include <utility>
 
+#include "dagsim/search_bound.h"
 #include "dagsim/search_strategy.h"
 
 namespace dash::sim {
@@ -88,22 +88,10 @@ Cycles packing_bound(PlanEvaluator const& ev) {
   std::vector<Cycles> work;
   for (int const id : ev.live_items()) work.push_back(ev.item_work(id));
   if (work.empty()) return 0;
-  std::sort(work.begin(), work.end(), std::greater<>());
-  std::int64_t const n = static_cast<std::int64_t>(work.size());
-  std::int64_t const p = ev.machine().sms;
-  Cycles const total = std::accumulate(work.begin(), work.end(), Cycles{0});
-  Cycles bound = std::max((total + p - 1) / p, work.front());
-  // Among the m*P+1 largest items some SM runs m+1: its load is at least the m+1 smallest of them.
-  std::vector<Cycles> prefix(static_cast<std::size_t>(n + 1), 0);
-  for (std::int64_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + work[i];
-  for (std::int64_t m = 1; m * p + 1 <= n; ++m) {
-    std::int64_t const last = m * p + 1;  // count of the largest items considered
-    bound = std::max(bound, prefix[last] - prefix[last - (m + 1)]);
-  }
   // Under GQA the item weights already end with their epilogue (reduction, then dK/dV).
   bool const trailing_reduce = ev.cost().dq_buffer > 0 && !ev.problem().is_gqa();
   Cycles const tail = trailing_reduce ? ev.cost().reduce : 0;
-  return bound + tail;
+  return load_lower_bound(std::move(work), ev.machine().sms) + tail;
 }
 
 }  // namespace dash::sim

@@ -19,9 +19,10 @@ struct Seed {
 std::vector<Seed> list_schedule_seeds(PlanEvaluator const& evaluator, LaunchModel launch);
 
 /// A lower bound of every schedule's makespan from packing the items (each on one SM, never
-/// split; weights from PlanEvaluator::item_work) onto the SMs, plus the reduction that trails a
-/// CTA's last step when the writer warp runs it (k >= 1). Uses the bin-packing bounds max(ceil(sum/P), the m+1 smallest of the
-/// m*P+1 largest items) — valid for persistent and dynamic launch.
+/// split; weights from PlanEvaluator::item_work) onto the SMs (load_lower_bound, search_bound.h:
+/// the largest item, the pigeonhole bound, the smallest subset sum of item loads that reaches the
+/// average), plus the reduction that trails a CTA's last step when the writer warp runs it
+/// (k >= 1, no GQA). Valid for persistent and dynamic launch.
 Cycles packing_bound(PlanEvaluator const& evaluator);
 
 }  // namespace dash::sim
