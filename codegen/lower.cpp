@@ -19,6 +19,10 @@ namespace {
 // to compile, and int offsets could overflow.
 constexpr std::size_t kMaxTableEntries = std::size_t{1} << 22;
 
+// The template's Q and KV tile rows (kTileM, kTileN in runtime/bwd_main.cu).
+constexpr int kTemplateTileM = 64;
+constexpr int kTemplateTileN = 128;
+
 QOrderForm q_form(char const* kind) {
   QOrderForm q;
   q.kind = kind;
@@ -314,6 +318,15 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
   }
   if (dtype != "bf16" && dtype != "fp16") {
     user_error("unknown dtype '{}': expected bf16 or fp16", dtype);
+  }
+  // What the template (runtime/bwd_main.cu) instantiates and static_asserts: a spec outside it
+  // would compile to a kernel that registers nothing and is never dispatched.
+  if (problem.head_dim != 64 && problem.head_dim != 128) {
+    user_error("generate: head-dim {} has no kernel: the template supports 64 and 128", problem.head_dim);
+  }
+  if (problem.tile_m != kTemplateTileM || problem.tile_n != kTemplateTileN) {
+    user_error("generate: tiles {}x{} have no kernel: the template's tiles are {}x{}", problem.tile_m,
+               problem.tile_n, kTemplateTileM, kTemplateTileN);
   }
   KernelSpec spec = spec_header(problem, machine, schedule, dtype);
   spec.form = lower_form(spec, problem, schedule, options);

@@ -113,6 +113,19 @@ TEST_CASE("an invalid schedule is refused before lowering", "[codegen][cpu]") {
                     Catch::Contains("unknown dtype 'fp8'"));
 }
 
+TEST_CASE("shapes the template has no kernel for are refused", "[codegen][cpu]") {
+  Small t;
+  t.problem.head_dim = 96;
+  CHECK_THROWS_WITH(cg::lower(t.problem, t.machine, t.schedule),
+                    Catch::Contains("head-dim 96 has no kernel"));
+  // Same steps with 64x64 tiles: a valid schedule, but not the template's 64x128 tiles.
+  Small u;
+  u.problem.tile_n = 64;
+  u.problem.seqlen_k = 128;
+  CHECK_THROWS_WITH(cg::lower(u.problem, u.machine, u.schedule),
+                    Catch::Contains("tiles 64x64 have no kernel"));
+}
+
 TEST_CASE("spec and schedule hashes are stable and sensitive", "[codegen][cpu]") {
   Small const t;
   auto const a = cg::lower(t.problem, t.machine, t.schedule);
