@@ -217,6 +217,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     for (int t = 0; t < item.num_steps; ++t) {
       int const i = q_tile_at(p.tables, item, t);
       int const m0 = i * kTileM;
+      // Asked for at the top of the step, used only at its end: a rank read from a table (the
+      // generic kernel's, or a generated kernel's compact one with a dependent second load) then
+      // has the whole step to arrive instead of stalling right before the ticket wait.
+      int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
       warp::cp_async_wait_all();
       __syncthreads();
 
@@ -322,7 +326,6 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
       int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
       int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
-      int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
       if (p.deterministic) wait_turn(p.dq_ticket + dq_tile, rank, dq_tile);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
