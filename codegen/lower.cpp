@@ -74,7 +74,7 @@ KernelSpec spec_header(sim::Problem const& problem, sim::Machine const& machine,
   spec.launch = sim::to_string(schedule.launch);
   spec.grid = static_cast<int>(schedule.ctas.size());
   spec.strategy = schedule.strategy;
-  spec.schedule_hash = hex64(protocol_schedule_hash(schedule));
+  spec.schedule_hash = hex64(sim::schedule_hash(schedule));
   return spec;
 }
 

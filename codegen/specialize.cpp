@@ -15,22 +15,6 @@ namespace {
 
 constexpr char const* kGenerator = "dash generate (dash::codegen, format 1)";
 
-void feed(std::uint64_t& hash, std::int64_t value) {
-  auto const bits = static_cast<std::uint64_t>(value);
-  for (int byte = 0; byte < 8; ++byte) {
-    hash ^= (bits >> (8 * byte)) & 0xffU;
-    hash *= 0x100000001b3ULL;
-  }
-}
-
-void feed_orders(std::uint64_t& hash, std::vector<std::vector<int>> const& orders) {
-  feed(hash, static_cast<std::int64_t>(orders.size()));
-  for (auto const& order : orders) {
-    feed(hash, static_cast<std::int64_t>(order.size()));
-    for (int const x : order) feed(hash, x);
-  }
-}
-
 /// `static __device__ const int name[N] = {...};`, 16 numbers a line.
 std::string int_array(std::string const& name, std::vector<int> const& values) {
   std::string out = fmt::format("static __device__ const int {}[{}] = {{", name,
@@ -187,25 +171,6 @@ std::string describe_form(ScheduleForm const& form) {
 }
 
 }  // namespace
-
-std::uint64_t protocol_schedule_hash(sim::Schedule const& schedule) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  feed(hash, schedule.launch == sim::LaunchModel::kPersistent ? 0 : 1);
-  feed(hash, static_cast<std::int64_t>(schedule.ctas.size()));
-  for (auto const& cta : schedule.ctas) {
-    feed(hash, static_cast<std::int64_t>(cta.items.size()));
-    for (auto const& item : cta.items) {
-      feed(hash, item.batch);
-      feed(hash, item.head);
-      feed(hash, item.kv_tile);
-      feed(hash, static_cast<std::int64_t>(item.q_order.size()));
-      for (int const q : item.q_order) feed(hash, q);
-    }
-  }
-  feed_orders(hash, schedule.dq_order);
-  feed_orders(hash, schedule.dkv_order);
-  return hash == 0 ? 1 : hash;
-}
 
 std::string schedule_prelude(KernelSpec const& spec) {
   ScheduleForm const& form = spec.form;

@@ -12,10 +12,6 @@
 
 namespace dash::codegen {
 
-/// The runtime's registry key for a schedule (docs/schedule-protocol.md, "schedule_hash"):
-/// FNV-1a 64 over the schedule's integers as 8-byte little-endian int64; 0 maps to 1.
-std::uint64_t protocol_schedule_hash(sim::Schedule const& schedule);
-
 /// Device code placed before the template: forms.inc and the spec's tables and ranges.
 std::string schedule_prelude(KernelSpec const& spec);
 

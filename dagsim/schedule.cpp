@@ -27,6 +27,45 @@ std::int64_t count_steps(Schedule const& schedule) {
   return steps;
 }
 
+namespace {
+
+void feed(std::uint64_t& hash, std::int64_t value) {
+  auto const bits = static_cast<std::uint64_t>(value);
+  for (int byte = 0; byte < 8; ++byte) {
+    hash ^= (bits >> (8 * byte)) & 0xffU;
+    hash *= 0x100000001b3ULL;  // FNV-1a 64 prime
+  }
+}
+
+void feed_orders(std::uint64_t& hash, std::vector<std::vector<int>> const& orders) {
+  feed(hash, static_cast<std::int64_t>(orders.size()));
+  for (auto const& order : orders) {
+    feed(hash, static_cast<std::int64_t>(order.size()));
+    for (int const x : order) feed(hash, x);
+  }
+}
+
+}  // namespace
+
+std::uint64_t schedule_hash(Schedule const& schedule) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+  feed(hash, schedule.launch == LaunchModel::kPersistent ? 0 : 1);
+  feed(hash, static_cast<std::int64_t>(schedule.ctas.size()));
+  for (auto const& cta : schedule.ctas) {
+    feed(hash, static_cast<std::int64_t>(cta.items.size()));
+    for (auto const& item : cta.items) {
+      feed(hash, item.batch);
+      feed(hash, item.head);
+      feed(hash, item.kv_tile);
+      feed(hash, static_cast<std::int64_t>(item.q_order.size()));
+      for (int const q : item.q_order) feed(hash, q);
+    }
+  }
+  feed_orders(hash, schedule.dq_order);
+  feed_orders(hash, schedule.dkv_order);
+  return hash == 0 ? 1 : hash;
+}
+
 void assign_arrival_ranks(Problem const& problem, Schedule& schedule) {
   TileIndex const index(problem);
   // (lock-step position, CTA, contributor) per reduction target; sorted, the contributors are the ranks.

@@ -48,6 +48,12 @@ LaunchModel parse_launch(std::string const& text);  ///< "persistent" | "dynamic
 /// Number of steps (unmasked (i, j) pairs over all items) the schedule runs.
 std::int64_t count_steps(Schedule const& schedule);
 
+/// FNV-1a 64 over the schedule's integers, each as 8 little-endian bytes of its int64 value, in
+/// the order of docs/schedule-protocol.md; 0 maps to 1. The key under which generated kernels
+/// register with the runtime, so code generator and runtime must compute it identically: this is
+/// the one implementation both call.
+std::uint64_t schedule_hash(Schedule const& schedule);
+
 /// Ranks by arrival order: for every dQ tile (and dK/dV tile under GQA), order contributions by the
 /// position at which they occur when CTAs walk their lists in lock step (step t of every CTA before
 /// step t+1 of any; ties by CTA index). Used by `shift`, `symmetric-shift` and search seeds.

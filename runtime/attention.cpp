@@ -153,37 +153,6 @@ std::size_t backward_workspace_bytes(sim::Problem const& problem) {
   return layout_of(problem).total;
 }
 
-std::uint64_t schedule_hash(sim::Schedule const& s) {
-  std::uint64_t h = 14695981039346656037ull;
-  auto feed = [&h](std::int64_t v) {
-    auto u = static_cast<std::uint64_t>(v);
-    for (int i = 0; i < 8; ++i) {
-      h ^= (u >> (8 * i)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  };
-  feed(s.launch == sim::LaunchModel::kPersistent ? 0 : 1);
-  feed(static_cast<std::int64_t>(s.ctas.size()));
-  for (auto const& cta : s.ctas) {
-    feed(static_cast<std::int64_t>(cta.items.size()));
-    for (auto const& item : cta.items) {
-      feed(item.batch);
-      feed(item.head);
-      feed(item.kv_tile);
-      feed(static_cast<std::int64_t>(item.q_order.size()));
-      for (int q : item.q_order) feed(q);
-    }
-  }
-  for (auto const* orders : {&s.dq_order, &s.dkv_order}) {
-    feed(static_cast<std::int64_t>(orders->size()));
-    for (auto const& o : *orders) {
-      feed(static_cast<std::int64_t>(o.size()));
-      for (int x : o) feed(x);
-    }
-  }
-  return h == 0 ? 1 : h;
-}
-
 Attention::Attention(sim::Problem problem, DType dtype, float softmax_scale) : state_(std::make_unique<State>()) {
   check_problem(problem);
   if (!(softmax_scale > 0.f) || !std::isfinite(softmax_scale)) {
@@ -259,7 +228,7 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
   wanted.mask_kind = static_cast<int>(p.mask.kind);
   wanted.dtype = s.dtype;
   // Hash 0 matches no specialization (the registry keys them by non-zero hashes): generic.
-  wanted.schedule_hash = choice == KernelChoice::kGeneric ? 0 : schedule_hash(schedule);
+  wanted.schedule_hash = choice == KernelChoice::kGeneric ? 0 : sim::schedule_hash(schedule);
   BwdKernel kernel = find_bwd_kernel(wanted);
 
   int device = 0;

@@ -56,8 +56,6 @@ inline constexpr int kKernelTileN = 128;
 /// per-row statistics); Attention allocates it itself.
 std::size_t backward_workspace_bytes(sim::Problem const& problem);
 
-/// FNV-1a 64 of a schedule (docs/schedule-protocol.md): the registry key of generated kernels.
-std::uint64_t schedule_hash(sim::Schedule const& schedule);
 
 class Attention {
  public:
