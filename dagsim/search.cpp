@@ -64,6 +64,11 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   PlanEvaluator evaluator(problem, machine, cost);
   result.lower_bound = std::max(result.bounds.lower(), packing_bound(evaluator));
 
+  // A plan holds live items only, but under GQA a valid schedule must also run every fully masked
+  // item (its dK/dV rank); such problems keep the named strategies and skip the plan stages.
+  bool const plans_complete =
+      !problem.is_gqa() || evaluator.live_items().size() == static_cast<std::size_t>(evaluator.num_items());
+
   // Stage 1: the named strategies, exactly as they are (their own ranks), by simulate().
   std::optional<Schedule> best_named;
   std::vector<Candidate> seeds;
@@ -80,7 +85,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
         result.best_named_makespan = makespan;
         best_named = schedule;
       }
-      seeds.push_back(Candidate{name, evaluator.from_schedule(schedule), {}});
+      if (plans_complete) seeds.push_back(Candidate{name, evaluator.from_schedule(schedule), {}});
     } catch (UserError const& e) {
       named.error = e.what();
       ++(named.error.find("deadlock") != std::string::npos ? stats.deadlock : stats.invalid);
@@ -90,6 +95,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
 
   // Stage 2: list-scheduling seeds; every seed (named ones too) under first-come ranks.
   for (auto& seed : list_schedule_seeds(evaluator, options.launch)) {
+    if (!plans_complete) break;
     seeds.push_back(Candidate{seed.name, std::move(seed.plan), {}});
   }
   for (auto& seed : seeds) {
@@ -105,7 +111,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   if (have_best) best = seeds.front();
 
   // Stage 3: small instances, exact.
-  if (options.exact && exact_applicable(evaluator, options.launch) &&
+  if (plans_complete && options.exact && exact_applicable(evaluator, options.launch) &&
       !(have_best && best.cost.makespan <= result.lower_bound)) {
     ExactResult exact = exact_search(evaluator, options.launch, have_best ? best.cost.makespan : 0,
                                      result.lower_bound);
