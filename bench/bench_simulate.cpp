@@ -42,10 +42,7 @@ Schedule round_robin_ascending(Problem const& problem, Machine const& machine) {
   for (int b = 0; b < problem.batch; ++b) {
     for (int h = 0; h < problem.q_heads; ++h) {
       for (int j = 0; j < problem.kv_tiles(b); ++j) {
-        WorkItem item{b, h, j, {}};
-        for (int i = 0; i < problem.q_tiles(b); ++i) {
-          if (problem.is_visible(b, i, j)) item.q_order.push_back(i);
-        }
+        WorkItem item{b, h, j, problem.visible_q_tiles(b, j)};
         schedule.ctas[next % schedule.ctas.size()].items.push_back(std::move(item));
         ++next;
       }
@@ -63,21 +60,11 @@ Schedule launch_order_dynamic(Problem const& problem) {
   schedule.launch = LaunchModel::kDynamic;
   for (int h = 0; h < problem.q_heads; ++h) {
     for (int j = 0; j < problem.kv_tiles(0); ++j) {
-      WorkItem item{0, h, j, {}};
-      for (int i = 0; i < problem.q_tiles(0); ++i) {
-        if (problem.is_visible(0, i, j)) item.q_order.push_back(i);
-      }
-      schedule.ctas.push_back(Cta{{std::move(item)}});
+      schedule.ctas.push_back(Cta{{WorkItem{0, h, j, problem.visible_q_tiles(0, j)}}});
     }
   }
   for (int h = 0; h < problem.q_heads; ++h) {
-    for (int i = 0; i < problem.q_tiles(0); ++i) {
-      std::vector<int> contributors;
-      for (int j = 0; j < problem.kv_tiles(0); ++j) {
-        if (problem.is_visible(0, i, j)) contributors.push_back(j);
-      }
-      schedule.dq_order.push_back(std::move(contributors));
-    }
+    for (int i = 0; i < problem.q_tiles(0); ++i) schedule.dq_order.push_back(problem.visible_kv_tiles(0, i));
   }
   return schedule;
 }

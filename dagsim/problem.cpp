@@ -58,6 +58,22 @@ std::int64_t Problem::visible_pairs(int b, int i, int j) const {
   return count;
 }
 
+std::vector<int> Problem::visible_q_tiles(int b, int j) const {
+  std::vector<int> tiles;
+  for (int i = 0; i < q_tiles(b); ++i) {
+    if (is_visible(b, i, j)) tiles.push_back(i);
+  }
+  return tiles;
+}
+
+std::vector<int> Problem::visible_kv_tiles(int b, int i) const {
+  std::vector<int> tiles;
+  for (int j = 0; j < kv_tiles(b); ++j) {
+    if (is_visible(b, i, j)) tiles.push_back(j);
+  }
+  return tiles;
+}
+
 void validate_problem(Problem const& p) {
   auto positive = [](char const* name, int value) {
     if (value <= 0) user_error("{} must be positive, got {}", name, value);

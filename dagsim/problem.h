@@ -36,6 +36,10 @@ struct Problem {
   /// Rows x columns of tile (i, j) of batch b after clipping at the sequence ends (tail tiles).
   [[nodiscard]] std::int64_t tile_pairs(int b, int i, int j) const;
   [[nodiscard]] bool is_visible(int b, int i, int j) const { return visible_pairs(b, i, j) > 0; }
+  /// The Q tiles that see KV tile j of batch b, ascending: what a work item must visit.
+  [[nodiscard]] std::vector<int> visible_q_tiles(int b, int j) const;
+  /// The KV tiles that Q tile i of batch b sees, ascending: the contributors to a dQ tile.
+  [[nodiscard]] std::vector<int> visible_kv_tiles(int b, int i) const;
 };
 
 /// Throws UserError naming the first bad field: non-positive sizes, kv_heads not dividing q_heads,

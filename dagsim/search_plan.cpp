@@ -21,9 +21,7 @@ PlanEvaluator::PlanEvaluator(Problem const& problem, Machine const& machine, Cos
     ItemKey const key = index_.item_key(id);
     int const b = key.batch;
     auto& vis = visible_[id];
-    for (int i = 0; i < index_.q_tiles(b); ++i) {
-      if (problem.is_visible(b, i, key.tile)) vis.push_back(i);
-    }
+    vis = problem.visible_q_tiles(b, key.tile);
     item_dq_base_[id] = index_.dq_id(b, key.head, 0);
     item_dkv_[id] = problem.is_gqa() ? index_.dkv_id(b, key.head / problem.group_size(), key.tile) : 0;
     if (vis.empty()) continue;

@@ -43,14 +43,9 @@ VisibleTiles visible_tiles(Problem const& problem) {
   VisibleTiles visible(static_cast<std::size_t>(problem.batch));
   for (int b = 0; b < problem.batch; ++b) {
     int const kv_tiles = problem.kv_tiles(b);
-    int const q_tiles = problem.q_tiles(b);
     auto& per_kv = visible[static_cast<std::size_t>(b)];
     per_kv.resize(static_cast<std::size_t>(kv_tiles));
-    for (int j = 0; j < kv_tiles; ++j) {
-      for (int i = 0; i < q_tiles; ++i) {
-        if (problem.is_visible(b, i, j)) per_kv[static_cast<std::size_t>(j)].push_back(i);
-      }
-    }
+    for (int j = 0; j < kv_tiles; ++j) per_kv[static_cast<std::size_t>(j)] = problem.visible_q_tiles(b, j);
   }
   return visible;
 }

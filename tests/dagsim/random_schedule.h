@@ -64,10 +64,7 @@ inline Schedule random_schedule(Problem const& problem, Machine const& machine, 
   for (int b = 0; b < problem.batch; ++b) {
     for (int h = 0; h < problem.q_heads; ++h) {
       for (int j = 0; j < problem.kv_tiles(b); ++j) {
-        WorkItem item{b, h, j, {}};
-        for (int i = 0; i < problem.q_tiles(b); ++i) {
-          if (problem.is_visible(b, i, j)) item.q_order.push_back(i);
-        }
+        WorkItem item{b, h, j, problem.visible_q_tiles(b, j)};
         rng.shuffle(item.q_order);
         // Items without visible tiles are optional, except under GQA (their dK/dV chain).
         if (item.q_order.empty() && !gqa && rng.chance(1, 2)) continue;

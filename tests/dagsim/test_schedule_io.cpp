@@ -72,10 +72,7 @@ ScheduleDocument random_document(Problem const& p, int sms, LaunchModel launch,
   doc.schedule.dq_order.resize(static_cast<std::size_t>(index.num_dq_tiles()));
   for (std::size_t k = 0; k < items.size(); ++k) {
     ItemKey const key = index.item_key(items[k]);
-    WorkItem item{key.batch, key.head, key.tile, {}};
-    for (int i = 0; i < p.q_tiles(key.batch); ++i) {
-      if (p.is_visible(key.batch, i, key.tile)) item.q_order.push_back(i);
-    }
+    WorkItem item{key.batch, key.head, key.tile, p.visible_q_tiles(key.batch, key.tile)};
     rng.shuffle(item.q_order);
     for (int const i : item.q_order) {
       doc.schedule.dq_order[static_cast<std::size_t>(index.dq_id(key.batch, key.head, i))]

@@ -172,10 +172,7 @@ inline sim::Schedule simple_schedule(sim::Problem const& p, bool descending, sim
   for (int b = 0; b < p.batch; ++b) {
     for (int h = 0; h < p.q_heads; ++h) {
       for (int j = 0; j < p.kv_tiles(b); ++j) {
-        sim::WorkItem item{b, h, j, {}};
-        for (int i = 0; i < p.q_tiles(b); ++i) {
-          if (p.is_visible(b, i, j)) item.q_order.push_back(i);
-        }
+        sim::WorkItem item{b, h, j, p.visible_q_tiles(b, j)};
         if (descending) std::reverse(item.q_order.begin(), item.q_order.end());
         // Under GQA an item that sees nothing still holds a rank in its dK/dV chain.
         if (!item.q_order.empty() || p.is_gqa()) items.push_back(item);
@@ -191,9 +188,7 @@ inline sim::Schedule simple_schedule(sim::Problem const& p, bool descending, sim
   s.dq_order.resize(static_cast<std::size_t>(index.num_dq_tiles()));
   for (int id = 0; id < index.num_dq_tiles(); ++id) {
     sim::ItemKey const key = index.dq_key(id);
-    for (int j = 0; j < p.kv_tiles(key.batch); ++j) {
-      if (p.is_visible(key.batch, key.tile, j)) s.dq_order[id].push_back(j);
-    }
+    s.dq_order[id] = p.visible_kv_tiles(key.batch, key.tile);
   }
   if (p.is_gqa()) {
     s.dkv_order.resize(static_cast<std::size_t>(index.num_dkv_tiles()));
