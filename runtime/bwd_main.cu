@@ -13,6 +13,7 @@
 // dS^T goes through shared memory so that the partial dQ_i = dS K (64 x d) can be split over all
 // 8 warps; it is then added into the fp32 dQ accumulator, in rank order when deterministic.
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
@@ -123,16 +124,21 @@ __device__ __forceinline__ void red_add2(float* p, float a, float b) {
 }
 
 // ---- The kernel -------------------------------------------------------------------------------
+/// Shared memory. Q, dO, LSE and dPsum are double-buffered (stage t % 2): step t + 1's tiles load
+/// during the whole of step t. Every tile starts on a 128-byte boundary (swz_frag needs it).
 template <int D, int DT>
 struct SharedStorage {
   using T = typename warp::Elem<DT>::T;
+  struct Stage {
+    T q[kTileM * D];
+    T dout[kTileM * D];
+    float lse[kTileM];
+    float dpsum[kTileM];
+  };
   T k[kTileN * D];
   T v[kTileN * D];
-  T q[kTileM * D];
-  T dout[kTileM * D];
+  Stage stage[2];
   T ds[kTileN * kTileM];  // dS^T, [kv row][q row]
-  float lse[kTileM];
-  float dpsum[kTileM];
 };
 
 __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int row, int col,
@@ -150,8 +156,13 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   using E = warp::Elem<DT>;
   using T = typename E::T;
   using Smem = SharedStorage<D, DT>;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  using Stage = typename Smem::Stage;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+  constexpr std::uint32_t kStageBytes = sizeof(Stage);
+  constexpr std::uint32_t kDoutOff = kTileM * D * sizeof(T);  // dout from q within a stage
+  static_assert(kStageBytes % 128 == 0 && kDoutOff % 128 == 0 && (kTileN * D * sizeof(T)) % 128 == 0,
+                "tiles on 128-byte boundaries");
 
   Geometry const& g = p.g;
   int const mask_kind = kMaskKind >= 0 ? kMaskKind : g.mask_kind;
@@ -162,6 +173,23 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   int const t4 = lane & 3;   // fragment column pair
   int const group = g.q_heads / g.kv_heads;
   bool const gqa = group > 1;
+
+  // Per-lane ldmatrix bases (warp::swz_frag): each fragment load below is one XOR with a constant
+  // and an immediate offset.
+  std::uint32_t const smem0 = warp::smem_addr(smem_raw);
+  if (smem0 % 128 != 0) __trap();  // never on any CUDA target; the address arithmetic needs it
+  std::uint32_t const k_p1 = warp::swz_lane<D>(warp::smem_addr(sm.k), warp::p1_row(lane), warp::p1_chunk(lane));
+  std::uint32_t const v_p1 = k_p1 + kTileN * D * sizeof(T);
+  std::uint32_t const q_p1 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p1_row(lane), warp::p1_chunk(lane));
+  std::uint32_t const q_p2 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p2_row(lane), warp::p2_chunk(lane));
+  // dQ = dS K: warp w takes Q rows 16 (w % 4).. and d columns (w / 4) * D/2 ..
+  int const mq0 = (wid & 3) * 16;
+  int const d0 = (wid >> 2) * (D / 2);
+  std::uint32_t const ds_dq = warp::swz_frag<kTileM>(
+      warp::swz_lane<kTileM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
+  // dS^T stores: row wid * 16 + gq (+ 8), columns nb * 8 + 2 t4: bits 4..6 hold gq ^ nb.
+  std::uint32_t const ds_st = static_cast<std::uint32_t>(
+      reinterpret_cast<unsigned char*>(sm.ds) - smem_raw + (wid * 16 + gq) * kTileM * 2 + gq * 16 + t4 * 4);
 
   for (int k = 0;; ++k) {
     WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
@@ -184,27 +212,29 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     T const* do_ptr = static_cast<T const*>(p.dout.data) + base(p.dout, q_row0, h);
     T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh) + n0 * p.k.row_stride;
     T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh) + n0 * p.v.row_stride;
+    std::int64_t const stat_row0 = std::int64_t{h} * g.rows_padded + q_row0;
 
-    auto load_q_step = [&](int i) {
+    auto load_q_step = [&](int i, Stage& st) {
       int const m0 = i * kTileM;
       int const valid = min(kTileM, len_q - m0);
-      warp::load_tile_async<D, kThreads>(sm.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, kTileM, valid);
-      warp::load_tile_async<D, kThreads>(sm.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
-                                         kTileM, valid);
+      warp::load_tile_async<D, kTileM, kThreads>(st.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, valid);
+      warp::load_tile_async<D, kTileM, kThreads>(st.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
+                                                 valid);
       if (tid < 2 * kTileM) {
         // rows_padded leaves a tile of slack past total_q, so these reads stay in bounds.
-        std::int64_t const at = std::int64_t{h} * g.rows_padded + q_row0 + m0 + (tid % kTileM);
-        float const* src = tid < kTileM ? p.lse_log2 + at : p.dpsum + at;
-        float* dst = tid < kTileM ? sm.lse + tid : sm.dpsum + (tid - kTileM);
+        float const* src = (tid < kTileM ? p.lse_log2 : p.dpsum) + stat_row0 + m0 + (tid % kTileM);
+        float* dst = (tid < kTileM ? st.lse : st.dpsum) + (tid % kTileM);
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(warp::smem_addr(dst)), "l"(src));
       }
       warp::cp_async_commit();
     };
 
-    __syncthreads();  // the previous item's last dQ GEMM read sm.k
-    warp::load_tile_async<D, kThreads>(sm.k, k_ptr, p.k.row_stride, kTileN, min(kTileN, len_k - n0));
-    warp::load_tile_async<D, kThreads>(sm.v, v_ptr, p.v.row_stride, kTileN, min(kTileN, len_k - n0));
-    if (item.num_steps > 0) load_q_step(q_tile_at(p.tables, item, 0));
+    warp::cp_async_wait_all();  // an item without steps leaves its K/V copies unwaited
+    __syncthreads();            // the previous item's last dQ GEMM read sm.k
+    warp::load_tile_async<D, kTileN, kThreads>(sm.k, k_ptr, p.k.row_stride, min(kTileN, len_k - n0));
+    warp::load_tile_async<D, kTileN, kThreads>(sm.v, v_ptr, p.v.row_stride, min(kTileN, len_k - n0));
+    warp::cp_async_commit();
+    if (item.num_steps > 0) load_q_step(q_tile_at(p.tables, item, 0), sm.stage[0]);
 
     float dk[D / 8][4];
     float dv[D / 8][4];
@@ -221,8 +251,11 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // generic kernel's, or a generated kernel's compact one with a dependent second load) then
       // has the whole step to arrive instead of stalling right before the ticket wait.
       int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
+      Stage const& st = sm.stage[t & 1];
+      std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
-      __syncthreads();
+      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.ds free)
+      if (t + 1 < item.num_steps) load_q_step(q_tile_at(p.tables, item, t + 1), sm.stage[(t + 1) & 1]);
 
       // S^T and dP^T: 16 KV rows of this warp x 64 Q rows, as 8 n8 blocks.
       float s[8][4];
@@ -232,18 +265,20 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[nb][e] = dp[nb][e] = 0.f;
       }
+      std::uint32_t const qs_p2 = q_p2 + stage_off;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         std::uint32_t a[4];
         std::uint32_t av[4];
-        warp::ldmatrix_x4(a, warp::smem_addr(sm.k + warp::a_rowmajor<D>(lane, wid * 16, kk * 16)));
-        warp::ldmatrix_x4(av, warp::smem_addr(sm.v + warp::a_rowmajor<D>(lane, wid * 16, kk * 16)));
+        warp::ldmatrix_x4(a, warp::swz_frag<D>(k_p1, wid * 16, 2 * kk));
+        warp::ldmatrix_x4(av, warp::swz_frag<D>(v_p1, wid * 16, 2 * kk));
 #pragma unroll
         for (int np = 0; np < 4; ++np) {
           std::uint32_t bq[4];
           std::uint32_t bo[4];
-          warp::ldmatrix_x4(bq, warp::smem_addr(sm.q + warp::b_nmajor<D>(lane, np * 16, kk * 16)));
-          warp::ldmatrix_x4(bo, warp::smem_addr(sm.dout + warp::b_nmajor<D>(lane, np * 16, kk * 16)));
+          std::uint32_t const at = warp::swz_frag<D>(qs_p2, np * 16, 2 * kk);
+          warp::ldmatrix_x4(bq, at);
+          warp::ldmatrix_x4(bo, at + kDoutOff);
           warp::mma<DT>(s[2 * np], a, bq[0], bq[1]);
           warp::mma<DT>(s[2 * np + 1], a, bq[2], bq[3]);
           warp::mma<DT>(dp[2 * np], av, bo[0], bo[1]);
@@ -251,60 +286,68 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      // P^T and dS^T, packed straight into A fragments (m = KV rows, k = Q rows).
+      // P^T and dS^T, packed straight into A fragments (m = KV rows, k = Q rows). Tiles that the
+      // mask and the lengths leave whole take the branch-free path.
       bool const whole = mask_kind == kMaskFull
                              ? (m0 + kTileM <= len_q && n0 + kTileN <= len_k)
                              : (visible(g, mask_kind, m0 + kTileM - 1, n0, len_q, len_k) &&
                                 visible(g, mask_kind, m0, n0 + kTileN - 1, len_q, len_k));
       std::uint32_t pa[4][4];
       std::uint32_t dsa[4][4];
+      auto softmax_grad = [&](auto masked) {
 #pragma unroll
-      for (int nb = 0; nb < 8; ++nb) {
-        float pv[4];
-        float dsv[4];
+        for (int nb = 0; nb < 8; ++nb) {
+          float2 const lse = *reinterpret_cast<float2 const*>(st.lse + nb * 8 + 2 * t4);
+          float2 const dps = *reinterpret_cast<float2 const*>(st.dpsum + nb * 8 + 2 * t4);
+          float pv[4];
+          float dsv[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          int const m = nb * 8 + 2 * t4 + (e & 1);
-          int const n = wid * 16 + gq + (e >> 1) * 8;
-          bool const on = whole || visible(g, mask_kind, m0 + m, n0 + n, len_q, len_k);
-          float const pe = on ? exp2f(s[nb][e] * g.scale_log2 - sm.lse[m]) : 0.f;
-          pv[e] = pe;
-          dsv[e] = pe * (dp[nb][e] - sm.dpsum[m]);
+          for (int e = 0; e < 4; ++e) {
+            float x = s[nb][e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
+            if constexpr (decltype(masked)::value) {
+              int const m = nb * 8 + 2 * t4 + (e & 1);
+              int const n = wid * 16 + gq + (e >> 1) * 8;
+              if (!visible(g, mask_kind, m0 + m, n0 + n, len_q, len_k)) x = -INFINITY;
+            }
+            float const pe = warp::ex2(x);
+            pv[e] = pe;
+            dsv[e] = pe * (dp[nb][e] - ((e & 1) ? dps.y : dps.x));
+          }
+          pa[nb / 2][(nb & 1) * 2 + 0] = E::pack(pv[0], pv[1]);
+          pa[nb / 2][(nb & 1) * 2 + 1] = E::pack(pv[2], pv[3]);
+          dsa[nb / 2][(nb & 1) * 2 + 0] = E::pack(dsv[0], dsv[1]);
+          dsa[nb / 2][(nb & 1) * 2 + 1] = E::pack(dsv[2], dsv[3]);
+          std::uint32_t const at = ds_st ^ static_cast<std::uint32_t>(nb * 16);
+          *reinterpret_cast<std::uint32_t*>(smem_raw + at) = dsa[nb / 2][(nb & 1) * 2];
+          *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * kTileM * 2) = dsa[nb / 2][(nb & 1) * 2 + 1];
         }
-        pa[nb / 2][(nb & 1) * 2 + 0] = E::pack(pv[0], pv[1]);
-        pa[nb / 2][(nb & 1) * 2 + 1] = E::pack(pv[2], pv[3]);
-        dsa[nb / 2][(nb & 1) * 2 + 0] = E::pack(dsv[0], dsv[1]);
-        dsa[nb / 2][(nb & 1) * 2 + 1] = E::pack(dsv[2], dsv[3]);
-        int const n = wid * 16 + gq;
-        int const m = nb * 8 + 2 * t4;
-        *reinterpret_cast<std::uint32_t*>(sm.ds + warp::swz<kTileM>(n, m)) = dsa[nb / 2][(nb & 1) * 2];
-        *reinterpret_cast<std::uint32_t*>(sm.ds + warp::swz<kTileM>(n + 8, m)) =
-            dsa[nb / 2][(nb & 1) * 2 + 1];
+      };
+      if (whole) {
+        softmax_grad(std::false_type{});
+      } else {
+        softmax_grad(std::true_type{});
       }
 
       // dV_w += P^T dO and dK_w += dS^T Q (B fragments: [k = Q row][n = d], transposed loads).
+      std::uint32_t const qs_p1 = q_p1 + stage_off;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
         for (int np = 0; np < D / 16; ++np) {
           std::uint32_t bo[4];
           std::uint32_t bq[4];
-          warp::ldmatrix_x4_trans(bo, warp::smem_addr(sm.dout + warp::b_kmajor<D>(lane, np * 16, kk * 16)));
-          warp::ldmatrix_x4_trans(bq, warp::smem_addr(sm.q + warp::b_kmajor<D>(lane, np * 16, kk * 16)));
+          std::uint32_t const at = warp::swz_frag<D>(qs_p1, kk * 16, 2 * np);
+          warp::ldmatrix_x4_trans(bo, at + kDoutOff);
+          warp::ldmatrix_x4_trans(bq, at);
           warp::mma<DT>(dv[2 * np], pa[kk], bo[0], bo[1]);
           warp::mma<DT>(dv[2 * np + 1], pa[kk], bo[2], bo[3]);
           warp::mma<DT>(dk[2 * np], dsa[kk], bq[0], bq[1]);
           warp::mma<DT>(dk[2 * np + 1], dsa[kk], bq[2], bq[3]);
         }
       }
-      __syncthreads();  // dS^T complete; Q, dO, lse, dPsum no longer read this step
+      __syncthreads();  // dS^T complete
 
-      // Prefetch the next step's Q tile while this step's dQ is computed and reduced.
-      if (t + 1 < item.num_steps) load_q_step(q_tile_at(p.tables, item, t + 1));
-
-      // dQ_i partial = dS K: warp w takes Q rows 16 (w % 4).. and d columns (w / 4) * D/2 ..
-      int const mq0 = (wid & 3) * 16;
-      int const d0 = (wid >> 2) * (D / 2);
+      // dQ_i partial = dS K over this warp's 16 Q rows and D/2 columns.
       float dq[D / 16][4];
 #pragma unroll
       for (int nb = 0; nb < D / 16; ++nb) {
@@ -314,11 +357,11 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 #pragma unroll
       for (int kk = 0; kk < kTileN / 16; ++kk) {
         std::uint32_t a[4];
-        warp::ldmatrix_x4_trans(a, warp::smem_addr(sm.ds + warp::a_colmajor<kTileM>(lane, mq0, kk * 16)));
+        warp::ldmatrix_x4_trans(a, warp::swz_frag<kTileM>(ds_dq, kk * 16, 0));
 #pragma unroll
         for (int np = 0; np < D / 32; ++np) {
           std::uint32_t bk[4];
-          warp::ldmatrix_x4_trans(bk, warp::smem_addr(sm.k + warp::b_kmajor<D>(lane, d0 + np * 16, kk * 16)));
+          warp::ldmatrix_x4_trans(bk, warp::swz_frag<D>(k_p1, kk * 16, d0 / 8 + 2 * np));
           warp::mma<DT>(dq[2 * np], a, bk[0], bk[1]);
           warp::mma<DT>(dq[2 * np + 1], a, bk[2], bk[3]);
         }

@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
   T const* q_ptr = static_cast<T const*>(p.q.data) + base(p.q, q_row0, h) + m0 * p.q.row_stride;
   T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh);
   T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh);
-  warp::load_tile_async<D, kFwdThreads>(sm.q, q_ptr, p.q.row_stride, kFwdM, min(kFwdM, len_q - m0));
+  warp::load_tile_async<D, kFwdM, kFwdThreads>(sm.q, q_ptr, p.q.row_stride, min(kFwdM, len_q - m0));
   warp::cp_async_commit();
 
   float o[D / 8][4];
@@ -80,10 +80,10 @@ __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
   for (int jt = col_lo / kFwdN; col_hi >= col_lo && jt <= col_hi / kFwdN; ++jt) {
     int const n0 = jt * kFwdN;
     __syncthreads();  // the previous tile's P V read sm.v
-    warp::load_tile_async<D, kFwdThreads>(sm.k, k_ptr + n0 * p.k.row_stride, p.k.row_stride, kFwdN,
-                                          min(kFwdN, len_k - n0));
-    warp::load_tile_async<D, kFwdThreads>(sm.v, v_ptr + n0 * p.v.row_stride, p.v.row_stride, kFwdN,
-                                          min(kFwdN, len_k - n0));
+    warp::load_tile_async<D, kFwdN, kFwdThreads>(sm.k, k_ptr + n0 * p.k.row_stride, p.k.row_stride,
+                                                 min(kFwdN, len_k - n0));
+    warp::load_tile_async<D, kFwdN, kFwdThreads>(sm.v, v_ptr + n0 * p.v.row_stride, p.v.row_stride,
+                                                 min(kFwdN, len_k - n0));
     warp::cp_async_commit();
     warp::cp_async_wait_all();
     __syncthreads();

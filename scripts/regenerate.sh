@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates generated/ (the H200 default set of specialized backward kernels) from the runtime's
-# template. Builds the `dash` CLI first if needed. Same inputs give byte-identical files.
-# Usage: scripts/regenerate.sh [BUILD_DIR]   (default: build)
+# template. Builds the `dash` CLI first, without the old generated/ kernels linked in (after a
+# template change they may not compile against the new runtime headers). Same inputs give
+# byte-identical files.
+# Usage: scripts/regenerate.sh [BUILD_DIR]   (default: build-regen)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
-fi
+build=${1:-build-regen}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_LINK_GENERATED=OFF > /dev/null
 cmake --build "$build" --target dash --parallel "$(nproc)"
 "$build/tools/dash" generate --default-set --out generated
