@@ -34,7 +34,7 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 static_assert(kTileN == 16 * kWarps, "each warp owns 16 KV rows");
-static_assert(kTileM == 64, "the dQ split (4 row blocks x 2 column halves) assumes 64 Q rows");
+static_assert(kTileM == 64, "the dQ split over the 8 warps assumes 64 Q rows");
 
 // ---- Schedule hooks (codegen replaces the bodies) ---------------------------------------------
 [[clang::annotate("dash::hook")]] __device__ inline WorkItemRef
@@ -101,15 +101,20 @@ __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile)
   __syncthreads();
 }
 
-/// Every thread's adds are issued before this point. The fence makes each thread's own reds
-/// performed at gpu scope (complete in L2, not merely issued) before anything it does later; the
-/// barrier orders all threads' fences before thread 0's release store. The next rank's acquire
-/// load therefore observes every add of this rank. (A release after a mere "source read" wait,
-/// as FA3's bulk .read wait, would let the next rank add before this one landed.)
+/// Every thread's adds are issued before this point. The barrier orders them (CTA scope) before
+/// thread 0's st.release.gpu, and a release is cumulative in the PTX memory model: everything
+/// before it in causality order, the other threads' reds included, is performed at gpu scope
+/// before the new ticket value can be observed (on sm_90 the store is preceded by MEMBAR.GPU,
+/// which waits until those reds are complete in L2). The next rank's acquire therefore observes
+/// every add of this rank complete, not merely issued. (A release after a mere "source read" wait,
+/// as FA3's bulk .read wait, would let the next rank add before this one landed.) Callers that
+/// already passed a barrier after their adds call release_after_barrier directly.
+__device__ __forceinline__ void release_after_barrier(int* ticket, int value) {
+  if (threadIdx.x == 0) st_release(ticket, value);
+}
 __device__ __forceinline__ void release_turn(int* ticket, int rank) {
-  __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) st_release(ticket, rank + 1);
+  release_after_barrier(ticket, rank + 1);
 }
 
 /// Adds two adjacent floats (8-byte aligned): one vector reduction on sm_90, halving the
@@ -120,6 +125,18 @@ __device__ __forceinline__ void red_add2(float* p, float a, float b) {
 #else
   asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(a) : "memory");
   asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p + 1), "f"(b) : "memory");
+#endif
+}
+
+/// Adds four adjacent floats (16-byte aligned): one vector reduction on sm_90, four before.
+__device__ __forceinline__ void red_add4(float* p, float4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
+               "f"(v.w)
+               : "memory");
+#else
+  red_add2(p, v.x, v.y);
+  red_add2(p + 2, v.z, v.w);
 #endif
 }
 
@@ -182,15 +199,25 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   std::uint32_t const v_p1 = k_p1 + kTileN * D * sizeof(T);
   std::uint32_t const q_p1 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p1_row(lane), warp::p1_chunk(lane));
   std::uint32_t const q_p2 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p2_row(lane), warp::p2_chunk(lane));
-  // dQ = dS K: warp w takes Q rows 16 (w % 4).. and d columns (w / 4) * D/2 ..
-  int const mq0 = (wid & 3) * 16;
-  int const d0 = (wid >> 2) * (D / 2);
+  // dQ = dS K: warp w takes kDqRows Q rows from mq0 and kDqCols d columns from d0 (32 x 32 at
+  // head_dim 128, 16 x 32 at 64: the fewest shared-memory bytes per warp for dS and K).
+  constexpr int kDqRows = D == 128 ? 32 : 16;
+  constexpr int kDqRowGroups = kTileM / kDqRows;
+  constexpr int kDqCols = D / (kWarps / kDqRowGroups);
+  int const mq0 = (wid % kDqRowGroups) * kDqRows;
+  int const d0 = (wid / kDqRowGroups) * kDqCols;
   std::uint32_t const ds_dq = warp::swz_frag<kTileM>(
       warp::swz_lane<kTileM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
   // dS^T stores: row wid * 16 + gq (+ 8), columns nb * 8 + 2 t4: bits 4..6 hold gq ^ nb.
   std::uint32_t const ds_st = static_cast<std::uint32_t>(
       reinterpret_cast<unsigned char*>(sm.ds) - smem_raw + (wid * 16 + gq) * kTileM * 2 + gq * 16 + t4 * 4);
 
+  // Deterministic mode: the dQ ticket of the previous step, released right after the next CTA
+  // barrier (the top of the next step, or the end of the item) instead of behind a barrier of
+  // its own: one barrier less per step, and the reds have that long to drain before the
+  // release's fence waits for them.
+  int* pending_ticket = nullptr;
+  int pending_value = 0;
   for (int k = 0;; ++k) {
     WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
     if (item.batch < 0) break;
@@ -234,7 +261,11 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     warp::load_tile_async<D, kTileN, kThreads>(sm.k, k_ptr, p.k.row_stride, min(kTileN, len_k - n0));
     warp::load_tile_async<D, kTileN, kThreads>(sm.v, v_ptr, p.v.row_stride, min(kTileN, len_k - n0));
     warp::cp_async_commit();
-    if (item.num_steps > 0) load_q_step(q_tile_at(p.tables, item, 0), sm.stage[0]);
+    // Q tiles run one step ahead of their use: step t prefetches tile i_next (known since step
+    // t - 1) and asks for step t + 2's, so a table hook's load latency never holds up the prefetch.
+    int i_cur = item.num_steps > 0 ? q_tile_at(p.tables, item, 0) : 0;
+    int i_next = item.num_steps > 1 ? q_tile_at(p.tables, item, 1) : 0;
+    if (item.num_steps > 0) load_q_step(i_cur, sm.stage[0]);
 
     float dk[D / 8][4];
     float dv[D / 8][4];
@@ -245,7 +276,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     }
 
     for (int t = 0; t < item.num_steps; ++t) {
-      int const i = q_tile_at(p.tables, item, t);
+      int const i = i_cur;
       int const m0 = i * kTileM;
       // Asked for at the top of the step, used only at its end: a rank read from a table (the
       // generic kernel's, or a generated kernel's compact one with a dependent second load) then
@@ -255,7 +286,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
       __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.ds free)
-      if (t + 1 < item.num_steps) load_q_step(q_tile_at(p.tables, item, t + 1), sm.stage[(t + 1) & 1]);
+      if (pending_ticket != nullptr) {
+        release_after_barrier(pending_ticket, pending_value);
+        pending_ticket = nullptr;
+      }
+      if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
+      int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
 
       // S^T and dP^T: 16 KV rows of this warp x 64 Q rows, as 8 n8 blocks.
       float s[8][4];
@@ -347,41 +383,81 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       }
       __syncthreads();  // dS^T complete
 
-      // dQ_i partial = dS K over this warp's 16 Q rows and D/2 columns.
-      float dq[D / 16][4];
+      // dQ_i partial = dS K over this warp's kDqRows Q rows and kDqCols columns.
+      float dq[kDqRows / 16][kDqCols / 8][4];
 #pragma unroll
-      for (int nb = 0; nb < D / 16; ++nb) {
+      for (int mb = 0; mb < kDqRows / 16; ++mb) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dq[nb][e] = 0.f;
+        for (int nb = 0; nb < kDqCols / 8; ++nb) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dq[mb][nb][e] = 0.f;
+        }
       }
 #pragma unroll
       for (int kk = 0; kk < kTileN / 16; ++kk) {
-        std::uint32_t a[4];
-        warp::ldmatrix_x4_trans(a, warp::swz_frag<kTileM>(ds_dq, kk * 16, 0));
+        std::uint32_t a[kDqRows / 16][4];
 #pragma unroll
-        for (int np = 0; np < D / 32; ++np) {
+        for (int mb = 0; mb < kDqRows / 16; ++mb) {
+          warp::ldmatrix_x4_trans(a[mb], warp::swz_frag<kTileM>(ds_dq, kk * 16, 2 * mb));
+        }
+#pragma unroll
+        for (int np = 0; np < kDqCols / 16; ++np) {
           std::uint32_t bk[4];
           warp::ldmatrix_x4_trans(bk, warp::swz_frag<D>(k_p1, kk * 16, d0 / 8 + 2 * np));
-          warp::mma<DT>(dq[2 * np], a, bk[0], bk[1]);
-          warp::mma<DT>(dq[2 * np + 1], a, bk[2], bk[3]);
+#pragma unroll
+          for (int mb = 0; mb < kDqRows / 16; ++mb) {
+            warp::mma<DT>(dq[mb][2 * np], a[mb], bk[0], bk[1]);
+            warp::mma<DT>(dq[mb][2 * np + 1], a[mb], bk[2], bk[3]);
+          }
         }
       }
 
       int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
       int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
-      if (p.deterministic) wait_turn(p.dq_ticket + dq_tile, rank, dq_tile);
+      // The partial goes through this warp's slice of stage t % 2 (free since the barrier above:
+      // Q, dO, LSE and dPsum of step t are no longer read, and step t + 2's prefetch starts after
+      // the next barrier), rows of kDqCols floats (8 chunks of 16 bytes, XOR-swizzled by row), so
+      // that the adds are 16-byte vector reductions over whole row segments: half the reduction
+      // instructions of adding the fragments where they are.
+      constexpr int kRowBytes = kDqCols * 4;
+      static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes <= 2 * kTileM * D * 2,
+                    "8 chunks per staged row; the slices fit in a stage's Q and dO");
+      unsigned char* slice = reinterpret_cast<unsigned char*>(&sm.stage[t & 1]) + wid * kDqRows * kRowBytes;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        int const row = m0 + mq0 + gq + half * 8;
-        if (row < len_q) {
-          float* dst = p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + 2 * t4;
+      for (int mb = 0; mb < kDqRows / 16; ++mb) {
 #pragma unroll
-          for (int nb = 0; nb < D / 16; ++nb) {
-            red_add2(dst + nb * 8, dq[nb][half * 2], dq[nb][half * 2 + 1]);
+        for (int nb = 0; nb < kDqCols / 8; ++nb) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            int const r = mb * 16 + gq + half * 8;
+            int const chunk = (2 * nb + (t4 >> 1)) ^ (r & 7);
+            *reinterpret_cast<float2*>(slice + r * kRowBytes + chunk * 16 + (t4 & 1) * 8) =
+                make_float2(dq[mb][nb][half * 2], dq[mb][nb][half * 2 + 1]);
           }
         }
       }
-      if (p.deterministic) release_turn(p.dq_ticket + dq_tile, rank);
+      __syncwarp();
+      if (p.deterministic) wait_turn(p.dq_ticket + dq_tile, rank, dq_tile);
+#pragma unroll
+      for (int pass = 0; pass < kDqRows / 4; ++pass) {
+        int const r = pass * 4 + lane / 8;
+        int const c = lane % 8;
+        int const row = m0 + mq0 + r;
+        float4 const v = *reinterpret_cast<float4 const*>(slice + r * kRowBytes + ((c ^ (r & 7)) * 16));
+        if (row < len_q) {
+          red_add4(p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + c * 4, v);
+        }
+      }
+      if (p.deterministic) {
+        pending_ticket = p.dq_ticket + dq_tile;
+        pending_value = rank + 1;
+      }
+      i_cur = i_next;
+      i_next = i_after;
+    }
+    if (pending_ticket != nullptr) {
+      release_turn(pending_ticket, pending_value - 1);
+      pending_ticket = nullptr;
     }
 
     // dK (times the softmax scale) and dV of this warp's 16 KV rows.
