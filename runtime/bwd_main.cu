@@ -78,10 +78,14 @@ __device__ __forceinline__ void st_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
-/// Thread 0 spins until the tile's ticket equals `rank`; the barrier then publishes the acquire to
-/// the whole CTA, so no thread's add can start before every lower rank's adds are complete.
+/// Spins until the tile's ticket equals `rank`. CTA-wide (kWarpWide false): thread 0 spins and the
+/// barrier publishes its acquire to the whole CTA. Warp-wide: lane 0 of each warp spins and
+/// __syncwarp (which orders memory among the warp's threads) publishes it to its warp, so each warp
+/// starts its adds as soon as it is ready, without a CTA barrier. Either way no thread's add can
+/// start before every lower rank's adds are complete.
+template <bool kWarpWide>
 __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile) {
-  if (threadIdx.x == 0) {
+  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0) {
 #if defined(DASH_WATCHDOG)
     long long const start = clock64();
 #endif
@@ -98,7 +102,11 @@ __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile)
 #endif
     }
   }
-  __syncthreads();
+  if constexpr (kWarpWide) {
+    __syncwarp();
+  } else {
+    __syncthreads();
+  }
 }
 
 /// Every thread's adds are issued before this point. The barrier orders them (CTA scope) before
@@ -437,7 +445,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
       __syncwarp();
-      if (p.deterministic) wait_turn(p.dq_ticket + dq_tile, rank, dq_tile);
+      if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile);
 #pragma unroll
       for (int pass = 0; pass < kDqRows / 4; ++pass) {
         int const r = pass * 4 + lane / 8;
@@ -488,7 +496,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const kv_tiles_b = (len_k + kTileN - 1) / kTileN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + j;
       int const rank = p.deterministic ? dkv_rank(p.tables, item) : 0;
-      if (p.deterministic) wait_turn(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
+      if (p.deterministic) wait_turn<false>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         int const row = n0 + wid * 16 + gq + half * 8;
