@@ -28,6 +28,16 @@ std::string int_array(std::string const& name, std::vector<int> const& values) {
   return out;
 }
 
+/// `name[index]`, or the literal value when every entry is the same (a full mask: every KV tile sees
+/// the same Q tiles), so that nvcc folds it: a modulo by a constant tile count, for one, instead
+/// of a division by a loaded value.
+std::string per_tile(std::string const& name, std::vector<int> const& values, std::string const& index) {
+  if (!values.empty() && std::all_of(values.begin(), values.end(), [&](int v) { return v == values[0]; })) {
+    return fmt::format("{}", values[0]);
+  }
+  return fmt::format("{}[{}]", name, index);
+}
+
 void expect_params(HookSite const& hook, std::size_t count) {
   if (hook.params.size() != count) {
     user_error("template hook '{}' has {} parameters; the schedule protocol has {}", hook.name,
@@ -62,13 +72,14 @@ std::string next_work_item_body(KernelSpec const& spec, HookSite const& hook) {
       "  item.batch = b;\n"
       "  item.head = h;\n"
       "  item.kv_tile = j;\n"
-      "  item.num_steps = dash_gen_q_hi[j] - dash_gen_q_lo[j] + 1;\n"
+      "  item.num_steps = {} - {} + 1;\n"
       "  // No generic tables here: both indices are the item's id (batch, head, kv tile).\n"
       "  item.step_base = (b * {} + h) * {} + j;\n"
       "  item.index = item.step_base;\n"
       "  return item;\n"
       "}}",
-      hook.return_type, call, spec.q_heads, spec.kv_tiles);
+      hook.return_type, call, per_tile("dash_gen_q_hi", spec.form.q_hi, "j"),
+      per_tile("dash_gen_q_lo", spec.form.q_lo, "j"), spec.q_heads, spec.kv_tiles);
 }
 
 std::string q_tile_at_body(KernelSpec const& spec, HookSite const& hook) {
@@ -76,16 +87,15 @@ std::string q_tile_at_body(KernelSpec const& spec, HookSite const& hook) {
   std::string const& item = hook.params[1];
   std::string const& t = hook.params[2];
   QOrderForm const& q = spec.form.q_order;
+  std::string const lo = per_tile("dash_gen_q_lo", spec.form.q_lo, item + ".kv_tile");
+  std::string const hi = per_tile("dash_gen_q_hi", spec.form.q_hi, item + ".kv_tile");
   std::string expr;
   if (q.kind == "ascending") {
-    expr = fmt::format("dash_cf_q_ascending(dash_gen_q_lo[{0}.kv_tile], {1})", item, t);
+    expr = fmt::format("dash_cf_q_ascending({}, {})", lo, t);
   } else if (q.kind == "descending") {
-    expr = fmt::format("dash_cf_q_descending(dash_gen_q_hi[{0}.kv_tile], {1})", item, t);
+    expr = fmt::format("dash_cf_q_descending({}, {})", hi, t);
   } else if (q.kind == "rotate") {
-    expr = fmt::format(
-        "dash_cf_q_rotate(dash_gen_q_lo[{0}.kv_tile], dash_gen_q_hi[{0}.kv_tile], {0}.kv_tile, {2}, "
-        "{3}, {1})",
-        item, t, q.mult, q.offset);
+    expr = fmt::format("dash_cf_q_rotate({}, {}, {}.kv_tile, {}, {}, {})", lo, hi, item, q.mult, q.offset, t);
   } else {
     expr = fmt::format(
         "dash_cf_q_table(dash_gen_q_item_row, dash_gen_q_row_begin, dash_gen_q_rows, "
@@ -102,9 +112,11 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
   RankForm const& r = spec.form.dq_rank;
   std::string expr;
   if (r.kind == "ascending") {
-    expr = fmt::format("dash_cf_rank_ascending(dash_gen_kv_lo[{1}], {0}.kv_tile)", item, q_tile);
+    expr = fmt::format("dash_cf_rank_ascending({}, {}.kv_tile)", per_tile("dash_gen_kv_lo", spec.form.kv_lo, q_tile),
+                       item);
   } else if (r.kind == "descending") {
-    expr = fmt::format("dash_cf_rank_descending(dash_gen_kv_hi[{1}], {0}.kv_tile)", item, q_tile);
+    expr = fmt::format("dash_cf_rank_descending({}, {}.kv_tile)", per_tile("dash_gen_kv_hi", spec.form.kv_hi, q_tile),
+                       item);
   } else if (r.kind == "rotate") {
     expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
                        r.mult, r.offset, r.modulus, r.div);

@@ -380,7 +380,7 @@ next_work_item(ScheduleTables const& tables, int cta, int k) {
   item.batch = b;
   item.head = h;
   item.kv_tile = j;
-  item.num_steps = dash_gen_q_hi[j] - dash_gen_q_lo[j] + 1;
+  item.num_steps = 127 - dash_gen_q_lo[j] + 1;
   // No generic tables here: both indices are the item's id (batch, head, kv tile).
   item.step_base = (b * 32 + h) * 64 + j;
   item.index = item.step_base;
@@ -390,14 +390,14 @@ next_work_item(ScheduleTables const& tables, int cta, int k) {
 [[clang::annotate("dash::hook")]] __device__ inline int
 q_tile_at(ScheduleTables const& tables, WorkItemRef const& item, int t) {
   (void)tables;
-  return dash_cf_q_descending(dash_gen_q_hi[item.kv_tile], t);
+  return dash_cf_q_descending(127, t);
 }
 
 [[clang::annotate("dash::hook")]] __device__ inline int
 dq_rank(ScheduleTables const& tables, WorkItemRef const& item, int t, int q_tile) {
   (void)tables;
   (void)t;
-  return dash_cf_rank_ascending(dash_gen_kv_lo[q_tile], item.kv_tile);
+  return dash_cf_rank_ascending(0, item.kv_tile);
 }
 
 [[clang::annotate("dash::hook")]] __device__ inline int
