@@ -8,7 +8,7 @@
 // ---- Schedule form 'shift+table': work strided (head_fastest=0, reverse=0); Q order rotate (mult=2, offset=0); dQ rank table; dK/dV rank none.
 // The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,
 // item, step and rank and reproduces the schedule exactly.
-namespace dash_forms_71f90a7d {
+namespace dash_forms_96c2ec49 {
 #define DASH_CF __device__ __forceinline__
 // Schedule forms: the index arithmetic a specialized kernel uses to answer the schedule protocol.
 // Plain C++17 on ints and pointers, shared verbatim by the host (lowering evaluates it for every
@@ -17,20 +17,6 @@ namespace dash_forms_71f90a7d {
 #ifndef DASH_CF
 #define DASH_CF inline
 #endif
-
-// One table entry, read where the call stands. The tables are constant, so a plain read may be
-// re-issued by the compiler next to the value's use; the kernel asks for a step's rank at the top
-// of the step so that its latency hides behind the step, and on the device a volatile load keeps
-// it there. The host reads it plainly.
-DASH_CF int dash_cf_ld(int const* p) {
-#if defined(__CUDA_ARCH__)
-  int v;
-  asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(p)));
-  return v;
-#else
-  return *p;
-#endif
-}
 
 DASH_CF int dash_cf_mod(int a, int m) {
   int const r = a % m;
@@ -99,7 +85,7 @@ DASH_CF int dash_cf_q_rotate(int lo, int hi, int kv_tile, int mult, int offset, 
 // Compact table: rows shared by every item with the same walk; item -> row, row -> its Q tiles.
 DASH_CF int dash_cf_q_table(int const* item_row, int const* row_begin, int const* rows, int item,
                             int t) {
-  return dash_cf_ld(rows + dash_cf_ld(row_begin + dash_cf_ld(item_row + item)) + t);
+  return rows[row_begin[item_row[item]] + t];
 }
 
 // Rank of KV tile j's partial in dQ tile i, whose contributors are the KV tiles klo..khi.
@@ -114,7 +100,7 @@ DASH_CF int dash_cf_rank_rotate(int q_tile, int kv_tile, int mult, int offset, i
 // Compact table: per dQ tile a row of ranks indexed by KV tile (-1: not a contributor).
 DASH_CF int dash_cf_rank_table(int const* dq_row, int const* rows, int kv_tiles, int dq,
                                int kv_tile) {
-  return dash_cf_ld(rows + dash_cf_ld(dq_row + dq) * kv_tiles + kv_tile);
+  return rows[dq_row[dq] * kv_tiles + kv_tile];
 }
 
 // Arrival ranks (descending, shift, symmetric-shift): the schedule ranks the contributors of a dQ
@@ -176,11 +162,11 @@ DASH_CF int dash_cf_dkv_ascending(int q_head, int group) { return q_head % group
 DASH_CF int dash_cf_dkv_descending(int q_head, int group) { return group - 1 - q_head % group; }
 DASH_CF int dash_cf_dkv_table(int const* dkv_row, int const* rows, int group, int dkv,
                               int q_head) {
-  return dash_cf_ld(rows + dash_cf_ld(dkv_row + dkv) * group + q_head % group);
+  return rows[dkv_row[dkv] * group + q_head % group];
 }
 #undef DASH_CF
-}  // namespace dash_forms_71f90a7d
-using namespace dash_forms_71f90a7d;
+}  // namespace dash_forms_96c2ec49
+using namespace dash_forms_96c2ec49;
 
 static __device__ const int dash_gen_q_lo[64] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
