@@ -31,10 +31,11 @@ std::string int_array(std::string const& name, std::vector<int> const& values) {
 /// `name[index]`, or the literal value when every entry is the same (a full mask: every KV tile sees
 /// the same Q tiles), so that nvcc folds it: a modulo by a constant tile count, for one, instead
 /// of a division by a loaded value.
+bool uniform(std::vector<int> const& values) {
+  return !values.empty() && std::all_of(values.begin(), values.end(), [&](int v) { return v == values[0]; });
+}
 std::string per_tile(std::string const& name, std::vector<int> const& values, std::string const& index) {
-  if (!values.empty() && std::all_of(values.begin(), values.end(), [&](int v) { return v == values[0]; })) {
-    return fmt::format("{}", values[0]);
-  }
+  if (uniform(values)) return fmt::format("{}", values[0]);
   return fmt::format("{}[{}]", name, index);
 }
 
@@ -200,11 +201,17 @@ std::string schedule_prelude(KernelSpec const& spec) {
   out += kFormsText;
   out += fmt::format("#undef DASH_CF\n}}  // namespace dash_forms_{0}\nusing namespace dash_forms_{0};\n\n",
                      forms_version);
-  out += int_array("dash_gen_q_lo", form.q_lo);
-  out += int_array("dash_gen_q_hi", form.q_hi);
+  // A per-tile table is emitted only where a hook reads it: uniform ones are literals (per_tile),
+  // except for the arrival form, which takes the Q bounds by pointer.
   bool const arrival = form.dq_rank.kind == "arrival";
-  if (form.dq_rank.kind == "ascending" || arrival) out += int_array("dash_gen_kv_lo", form.kv_lo);
-  if (form.dq_rank.kind == "descending" || arrival) out += int_array("dash_gen_kv_hi", form.kv_hi);
+  if (arrival || !uniform(form.q_lo)) out += int_array("dash_gen_q_lo", form.q_lo);
+  if (arrival || !uniform(form.q_hi)) out += int_array("dash_gen_q_hi", form.q_hi);
+  if (arrival || (form.dq_rank.kind == "ascending" && !uniform(form.kv_lo))) {
+    out += int_array("dash_gen_kv_lo", form.kv_lo);
+  }
+  if (arrival || (form.dq_rank.kind == "descending" && !uniform(form.kv_hi))) {
+    out += int_array("dash_gen_kv_hi", form.kv_hi);
+  }
   if (form.work.kind == "table") {
     out += int_array("dash_gen_work_begin", form.work.begin);
     out += int_array("dash_gen_work_items", form.work.items);

@@ -1,0 +1,80 @@
+// Host-side checks of the portable kernels' shared-memory addressing (runs without a GPU): the
+// one-XOR fragment addresses the backward kernel uses (warp::swz_frag on a per-lane base) must
+// land on exactly the element the plain swizzle (warp::swz) and the ldmatrix lane maps
+// (a_rowmajor, a_colmajor, b_nmajor, b_kmajor) name, for every lane and every fragment origin the
+// kernel uses.
+#include <catch2/catch.hpp>
+
+#include <utility>
+
+#include "runtime/warp_mma.cuh"
+
+namespace {
+
+namespace w = dash::rt::warp;
+
+// Byte address of a 16-bit element, given its offset in a tile that starts at byte `tile`.
+std::uint32_t element_addr(std::uint32_t tile, int element_offset) {
+  return tile + static_cast<std::uint32_t>(element_offset * 2);
+}
+
+template <int kCols, int kRows>
+void check_tile(std::uint32_t tile) {
+  for (int lane = 0; lane < 32; ++lane) {
+    std::uint32_t const p1 = w::swz_lane<kCols>(tile, w::p1_row(lane), w::p1_chunk(lane));
+    std::uint32_t const p2 = w::swz_lane<kCols>(tile, w::p2_row(lane), w::p2_chunk(lane));
+    for (int row0 = 0; row0 + 16 <= kRows; row0 += 16) {
+      for (int col0 = 0; col0 + 16 <= kCols; col0 += 16) {
+        // a_rowmajor / b_kmajor take (m0 | n0, k0 | ...) in their own argument order.
+        REQUIRE(w::swz_frag<kCols>(p1, row0, col0 / 8) ==
+                element_addr(tile, w::a_rowmajor<kCols>(lane, row0, col0)));
+        REQUIRE(w::swz_frag<kCols>(p1, row0, col0 / 8) ==
+                element_addr(tile, w::b_kmajor<kCols>(lane, col0, row0)));
+        REQUIRE(w::swz_frag<kCols>(p2, row0, col0 / 8) ==
+                element_addr(tile, w::a_colmajor<kCols>(lane, col0, row0)));
+        REQUIRE(w::swz_frag<kCols>(p2, row0, col0 / 8) ==
+                element_addr(tile, w::b_nmajor<kCols>(lane, row0, col0)));
+      }
+    }
+  }
+}
+
+TEST_CASE("swz_frag: one XOR on a per-lane base gives the swizzled ldmatrix addresses", "[layout]") {
+  // Tiles of the backward kernel: K, V (128 x D), Q, dO (64 x D), dS^T (128 x 64); bases on
+  // 128-byte boundaries, not only at 0.
+  for (std::uint32_t tile : {0u, 128u, 4096u + 384u}) {
+    check_tile<64, 128>(tile);
+    check_tile<128, 128>(tile);
+    check_tile<64, 64>(tile);
+    check_tile<128, 64>(tile);
+  }
+}
+
+TEST_CASE("swz_frag composes: a base moved by a warp's chunk offset, then by a constant one", "[layout]") {
+  // The dQ GEMM folds the warp's Q-row offset (chunks 0, 2, 4, 6) into its dS^T base and adds the
+  // 16-row block (chunk 0 or 2) later; the two chunk offsets never share a bit in the low three.
+  for (int lane = 0; lane < 32; ++lane) {
+    std::uint32_t const lane_base = w::swz_lane<64>(1024u, w::p2_row(lane), w::p2_chunk(lane));
+    // (warp chunk, 16-row block): d128 has 2 warp row groups of 2 blocks, d64 4 groups of 1.
+    for (auto [warp_chunk, block] : {std::pair{0, 0}, {0, 1}, {4, 0}, {4, 1}, {2, 0}, {6, 0}}) {
+      for (int kk = 0; kk < 8; ++kk) {
+        std::uint32_t const folded =
+            w::swz_frag<64>(w::swz_frag<64>(lane_base, 0, warp_chunk), kk * 16, 2 * block);
+        REQUIRE(folded == w::swz_frag<64>(lane_base, kk * 16, warp_chunk + 2 * block));
+        REQUIRE(folded == element_addr(1024u, w::a_colmajor<64>(lane, 8 * warp_chunk + 16 * block, kk * 16)));
+      }
+    }
+  }
+}
+
+TEST_CASE("swz_frag catches a wrong lane pattern", "[layout]") {
+  // The check above can fail: P1's base with P2's lane map names other elements.
+  int mismatches = 0;
+  for (int lane = 0; lane < 32; ++lane) {
+    std::uint32_t const p1 = w::swz_lane<128>(0u, w::p1_row(lane), w::p1_chunk(lane));
+    mismatches += w::swz_frag<128>(p1, 0, 0) != element_addr(0u, w::b_nmajor<128>(lane, 0, 0)) ? 1 : 0;
+  }
+  REQUIRE(mismatches > 0);
+}
+
+}  // namespace
