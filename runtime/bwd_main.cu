@@ -12,6 +12,11 @@
 //   dS^T = P^T o (dP^T - dPsum), dV_w += P^T dO, dK_w += dS^T Q.
 // dS^T goes through shared memory so that the partial dQ_i = dS K (64 x d) can be split over all
 // 8 warps; it is then added into the fp32 dQ accumulator, in rank order when deterministic.
+// Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; one CTA
+// barrier at the top (the tiles landed, the previous step's buffers are free) and one after dK/dV
+// (dS^T complete); each warp stages its dQ partial in the free stage buffer and adds it with
+// 16-byte vector reductions; in deterministic mode each warp waits for the tile's ticket on its
+// own and the ticket is released after the next CTA barrier (docs/schedule-protocol.md).
 #include <cstdint>
 #include <type_traits>
 
@@ -463,7 +468,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       i_cur = i_next;
       i_next = i_after;
     }
-    if (pending_ticket != nullptr) {
+    if (pending_ticket != nullptr) {  // the item's last step: a barrier of its own
       release_turn(pending_ticket, pending_value - 1);
       pending_ticket = nullptr;
     }
