@@ -15,8 +15,8 @@
 // 16 KV rows over the whole head dimension, which read all of Q and dO in every warp twice.
 // Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
 // barriers at the top (the tiles landed, the previous step's buffers are free), after the softmax
-// (P^T and dS^T complete) and after the dQ GEMM (Q and dO no longer read); each warp stages its dQ partial in the free stage buffer and adds it with
-// 16-byte vector reductions; in deterministic mode each warp waits for the tile's ticket on its
+// (P^T and dS^T complete) and after the dQ GEMM (Q and dO no longer read); each warp stages its dQ
+// partial in the free stage buffer and adds it with 16-byte vector reductions; in deterministic mode each warp waits for the tile's ticket on its
 // own and the ticket is released after the next CTA barrier (docs/schedule-protocol.md).
 #include <cstdint>
 #include <type_traits>
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   int const d0 = (wid / kDqRowGroups) * kDqCols;
   std::uint32_t const ds_dq = warp::swz_frag<kTileM>(
       warp::swz_lane<kTileM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
-  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows 32 wq.. (2 x 4 warps);
+  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows 32 wq.. (4 x 2 warps);
   // dK / dV: KV rows 32 wkv.. and head-dim columns D/2 wd.. (4 x 2 warps). P^T and dS^T go through
   // shared memory between the two.
   int const wkv = wid & 3;
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       Stage const& st = sm.stage[t & 1];
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
-      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.ds free)
+      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds free)
       if (pending_ticket != nullptr) {
         release_after_barrier(pending_ticket, pending_value);
         pending_ticket = nullptr;
