@@ -265,6 +265,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh) + n0 * p.k.row_stride;
     T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh) + n0 * p.v.row_stride;
     std::int64_t const stat_row0 = std::int64_t{h} * g.rows_padded + q_row0;
+    // The dQ tiles of this (batch, head) are dq_tile0 + i. Read once per item: a per-step read sat
+    // right before the ticket wait, after the acquire loads had invalidated L1.
+    int const dq_tile0 = p.tables.dq_tile_base[b] + h * ((len_q + kTileM - 1) / kTileM);
 
     auto load_q_step = [&](int i, Stage& st) {
       int const m0 = i * kTileM;
@@ -463,8 +466,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
-      int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
+      int const dq_tile = dq_tile0 + i;
       __syncthreads();  // every warp is past its dK/dV GEMMs: Q and dO of stage t % 2 are free
       // The partial goes through this warp's slice of stage t % 2 (free since the barrier above;
       // step t + 2's prefetch starts after the next barrier), rows of kDqCols floats (8 chunks of 16 bytes, XOR-swizzled by row), so
