@@ -6,16 +6,17 @@
 // variables; everything else stays. Keep heavy headers (cub, thrust) out: clang parses this file.
 //
 // One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles (kTileM = 64 rows)
-// the schedule gives it. Warp w owns KV rows 16w..16w+15 and computes, transposed so that its
-// dK/dV rows stay in its registers for the whole walk:
-//   S^T = K_w Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V_w dO^T,
-//   dS^T = P^T o (dP^T - dPsum), dV_w += P^T dO, dK_w += dS^T Q.
-// dS^T goes through shared memory so that the partial dQ_i = dS K (64 x d) can be split over all
-// 8 warps; it is then added into the fp32 dQ accumulator, in rank order when deterministic.
-// Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; one CTA
-// barrier at the top (the tiles landed, the previous step's buffers are free) and one after dK/dV
-// (dS^T complete); each warp stages its dQ partial in the free stage buffer and adds it with
-// 16-byte vector reductions; in deterministic mode each warp waits for the tile's ticket on its
+// the schedule gives it. Per step, transposed so that dK/dV stay in registers for the whole walk:
+//   S^T = K Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V dO^T,
+//   dS^T = P^T o (dP^T - dPsum), dV += P^T dO, dK += dS^T Q, dQ_i = dS K.
+// S^T and dP^T are split over 4 x 2 warps (32 KV rows x 32 Q rows each); P^T and dS^T go through
+// shared memory; dK/dV over 4 x 2 warps (32 KV rows x D/2 columns each), dQ over 2 x 4 (d128) or
+// 4 x 2 (d64) warps. Shared-memory reads per step are about 15 % lower than with each warp owning
+// 16 KV rows over the whole head dimension, which read all of Q and dO in every warp twice.
+// Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
+// barriers at the top (the tiles landed, the previous step's buffers are free), after the softmax
+// (P^T and dS^T complete) and after the dQ GEMM (Q and dO no longer read); each warp stages its dQ
+// partial in the free stage buffer and adds it with 16-byte vector reductions; in deterministic mode each warp waits for the tile's ticket on its
 // own and the ticket is released after the next CTA barrier (docs/schedule-protocol.md).
 #include <cstdint>
 #include <type_traits>
@@ -38,7 +39,7 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-static_assert(kTileN == 16 * kWarps, "each warp owns 16 KV rows");
+static_assert(kTileN == 32 * 4 && kWarps == 8, "4 x 32 KV rows by 2 Q-row or head-dim halves");
 static_assert(kTileM == 64, "the dQ split over the 8 warps assumes 64 Q rows");
 
 // ---- Schedule hooks (codegen replaces the bodies) ---------------------------------------------
@@ -168,6 +169,7 @@ struct SharedStorage {
   T k[kTileN * D];
   T v[kTileN * D];
   Stage stage[2];
+  T pt[kTileN * kTileM];  // P^T, [kv row][q row]
   T ds[kTileN * kTileM];  // dS^T, [kv row][q row]
 };
 
@@ -221,9 +223,19 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   int const d0 = (wid / kDqRowGroups) * kDqCols;
   std::uint32_t const ds_dq = warp::swz_frag<kTileM>(
       warp::swz_lane<kTileM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
-  // dS^T stores: row wid * 16 + gq (+ 8), columns nb * 8 + 2 t4: bits 4..6 hold gq ^ nb.
-  std::uint32_t const ds_st = static_cast<std::uint32_t>(
-      reinterpret_cast<unsigned char*>(sm.ds) - smem_raw + (wid * 16 + gq) * kTileM * 2 + gq * 16 + t4 * 4);
+  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows 32 wq.. (4 x 2 warps);
+  // dK / dV: KV rows 32 wkv.. and head-dim columns D/2 wd.. (4 x 2 warps). P^T and dS^T go through
+  // shared memory between the two.
+  int const wkv = wid & 3;
+  int const wq = wid >> 2;
+  int const wd = wid >> 2;
+  constexpr std::uint32_t kPtToDs = kTileN * kTileM * sizeof(T);  // sm.ds from sm.pt
+  std::uint32_t const pt_p1 =
+      warp::swz_lane<kTileM>(warp::smem_addr(sm.pt), warp::p1_row(lane), warp::p1_chunk(lane));
+  // P^T / dS^T stores: row 32 wkv + gq (+ 16 mb + 8 half), columns 32 wq + 8 nb + 2 t4: bits 4..6
+  // of the row's base hold gq, flipped by the chunk 4 wq + nb.
+  std::uint32_t const pt_st = static_cast<std::uint32_t>(
+      reinterpret_cast<unsigned char*>(sm.pt) - smem_raw + (wkv * 32 + gq) * kTileM * 2 + gq * 16 + t4 * 4);
 
   // Deterministic mode: the dQ ticket of the previous step, released right after the next CTA
   // barrier (the top of the next step, or the end of the item) instead of behind a barrier of
@@ -253,6 +265,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh) + n0 * p.k.row_stride;
     T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh) + n0 * p.v.row_stride;
     std::int64_t const stat_row0 = std::int64_t{h} * g.rows_padded + q_row0;
+    // The dQ tiles of this (batch, head) are dq_tile0 + i. Read once per item: a per-step read sat
+    // right before the ticket wait, after the acquire loads had invalidated L1.
+    int const dq_tile0 = p.tables.dq_tile_base[b] + h * ((len_q + kTileM - 1) / kTileM);
 
     auto load_q_step = [&](int i, Stage& st) {
       int const m0 = i * kTileM;
@@ -280,12 +295,15 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     int i_next = item.num_steps > 1 ? q_tile_at(p.tables, item, 1) : 0;
     if (item.num_steps > 0) load_q_step(i_cur, sm.stage[0]);
 
-    float dk[D / 8][4];
-    float dv[D / 8][4];
+    float dk[2][D / 16][4];
+    float dv[2][D / 16][4];
 #pragma unroll
-    for (int nb = 0; nb < D / 8; ++nb) {
+    for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dk[nb][e] = dv[nb][e] = 0.f;
+      for (int nb = 0; nb < D / 16; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dk[mb][nb][e] = dv[mb][nb][e] = 0.f;
+      }
     }
 
     for (int t = 0; t < item.num_steps; ++t) {
@@ -298,7 +316,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       Stage const& st = sm.stage[t & 1];
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
-      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.ds free)
+      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds free)
       if (pending_ticket != nullptr) {
         release_after_barrier(pending_ticket, pending_value);
         pending_ticket = nullptr;
@@ -306,69 +324,80 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
 
-      // S^T and dP^T: 16 KV rows of this warp x 64 Q rows, as 8 n8 blocks.
-      float s[8][4];
-      float dp[8][4];
+      // S^T and dP^T: this warp's 32 KV rows x 32 Q rows, as 2 m16 x 4 n8 blocks.
+      float s[2][4][4];
+      float dp[2][4][4];
 #pragma unroll
-      for (int nb = 0; nb < 8; ++nb) {
+      for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[nb][e] = dp[nb][e] = 0.f;
+        for (int nb = 0; nb < 4; ++nb) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mb][nb][e] = dp[mb][nb][e] = 0.f;
+        }
       }
       std::uint32_t const qs_p2 = q_p2 + stage_off;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t a[4];
-        std::uint32_t av[4];
-        warp::ldmatrix_x4(a, warp::swz_frag<D>(k_p1, wid * 16, 2 * kk));
-        warp::ldmatrix_x4(av, warp::swz_frag<D>(v_p1, wid * 16, 2 * kk));
+        std::uint32_t ak[2][4];
+        std::uint32_t av[2][4];
 #pragma unroll
-        for (int np = 0; np < 4; ++np) {
+        for (int mb = 0; mb < 2; ++mb) {
+          warp::ldmatrix_x4(ak[mb], warp::swz_frag<D>(k_p1, wkv * 32 + mb * 16, 2 * kk));
+          warp::ldmatrix_x4(av[mb], warp::swz_frag<D>(v_p1, wkv * 32 + mb * 16, 2 * kk));
+        }
+#pragma unroll
+        for (int np = 0; np < 2; ++np) {
           std::uint32_t bq[4];
           std::uint32_t bo[4];
-          std::uint32_t const at = warp::swz_frag<D>(qs_p2, np * 16, 2 * kk);
+          std::uint32_t const at = warp::swz_frag<D>(qs_p2, wq * 32 + np * 16, 2 * kk);
           warp::ldmatrix_x4(bq, at);
           warp::ldmatrix_x4(bo, at + kDoutOff);
-          warp::mma<DT>(s[2 * np], a, bq[0], bq[1]);
-          warp::mma<DT>(s[2 * np + 1], a, bq[2], bq[3]);
-          warp::mma<DT>(dp[2 * np], av, bo[0], bo[1]);
-          warp::mma<DT>(dp[2 * np + 1], av, bo[2], bo[3]);
+#pragma unroll
+          for (int mb = 0; mb < 2; ++mb) {
+            warp::mma<DT>(s[mb][2 * np], ak[mb], bq[0], bq[1]);
+            warp::mma<DT>(s[mb][2 * np + 1], ak[mb], bq[2], bq[3]);
+            warp::mma<DT>(dp[mb][2 * np], av[mb], bo[0], bo[1]);
+            warp::mma<DT>(dp[mb][2 * np + 1], av[mb], bo[2], bo[3]);
+          }
         }
       }
 
-      // P^T and dS^T, packed straight into A fragments (m = KV rows, k = Q rows). Tiles that the
-      // mask and the lengths leave whole take the branch-free path.
+      // P^T and dS^T into shared memory (bf16/fp16). Tiles that the mask and the lengths leave
+      // whole take the branch-free path.
       bool const whole = mask_kind == kMaskFull
                              ? (m0 + kTileM <= len_q && n0 + kTileN <= len_k)
                              : (visible(g, mask_kind, m0 + kTileM - 1, n0, len_q, len_k) &&
                                 visible(g, mask_kind, m0, n0 + kTileN - 1, len_q, len_k));
-      std::uint32_t pa[4][4];
-      std::uint32_t dsa[4][4];
       auto softmax_grad = [&](auto masked) {
 #pragma unroll
-        for (int nb = 0; nb < 8; ++nb) {
-          float2 const lse = *reinterpret_cast<float2 const*>(st.lse + nb * 8 + 2 * t4);
-          float2 const dps = *reinterpret_cast<float2 const*>(st.dpsum + nb * 8 + 2 * t4);
-          float pv[4];
-          float dsv[4];
+        for (int nb = 0; nb < 4; ++nb) {
+          int const qc = wq * 32 + nb * 8 + 2 * t4;
+          float2 const lse = *reinterpret_cast<float2 const*>(st.lse + qc);
+          float2 const dps = *reinterpret_cast<float2 const*>(st.dpsum + qc);
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            float x = s[nb][e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
-            if constexpr (decltype(masked)::value) {
-              int const m = nb * 8 + 2 * t4 + (e & 1);
-              int const n = wid * 16 + gq + (e >> 1) * 8;
-              if (!visible(g, mask_kind, m0 + m, n0 + n, len_q, len_k)) x = -INFINITY;
+          for (int mb = 0; mb < 2; ++mb) {
+            float pv[4];
+            float dsv[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              float x = s[mb][nb][e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
+              if constexpr (decltype(masked)::value) {
+                int const m = qc + (e & 1);
+                int const n = wkv * 32 + mb * 16 + gq + (e >> 1) * 8;
+                if (!visible(g, mask_kind, m0 + m, n0 + n, len_q, len_k)) x = -INFINITY;
+              }
+              float const pe = warp::ex2(x);
+              pv[e] = pe;
+              dsv[e] = pe * (dp[mb][nb][e] - ((e & 1) ? dps.y : dps.x));
             }
-            float const pe = warp::ex2(x);
-            pv[e] = pe;
-            dsv[e] = pe * (dp[nb][e] - ((e & 1) ? dps.y : dps.x));
+            std::uint32_t const at =
+                (pt_st ^ static_cast<std::uint32_t>((wq * 4 + nb) * 16)) + mb * 16 * kTileM * 2;
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at) = E::pack(pv[0], pv[1]);
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * kTileM * 2) = E::pack(pv[2], pv[3]);
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs) = E::pack(dsv[0], dsv[1]);
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs + 8 * kTileM * 2) =
+                E::pack(dsv[2], dsv[3]);
           }
-          pa[nb / 2][(nb & 1) * 2 + 0] = E::pack(pv[0], pv[1]);
-          pa[nb / 2][(nb & 1) * 2 + 1] = E::pack(pv[2], pv[3]);
-          dsa[nb / 2][(nb & 1) * 2 + 0] = E::pack(dsv[0], dsv[1]);
-          dsa[nb / 2][(nb & 1) * 2 + 1] = E::pack(dsv[2], dsv[3]);
-          std::uint32_t const at = ds_st ^ static_cast<std::uint32_t>(nb * 16);
-          *reinterpret_cast<std::uint32_t*>(smem_raw + at) = dsa[nb / 2][(nb & 1) * 2];
-          *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * kTileM * 2) = dsa[nb / 2][(nb & 1) * 2 + 1];
         }
       };
       if (whole) {
@@ -376,25 +405,37 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       } else {
         softmax_grad(std::true_type{});
       }
+      __syncthreads();  // P^T and dS^T complete
 
-      // dV_w += P^T dO and dK_w += dS^T Q (B fragments: [k = Q row][n = d], transposed loads).
+      // dV += P^T dO and dK += dS^T Q over this warp's 32 KV rows and D/2 columns (A fragments
+      // from the P^T / dS^T tiles; B fragments [k = Q row][n = d], transposed loads).
       std::uint32_t const qs_p1 = q_p1 + stage_off;
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
+      for (int kk = 0; kk < kTileM / 16; ++kk) {
+        std::uint32_t ap[2][4];
+        std::uint32_t ads[2][4];
 #pragma unroll
-        for (int np = 0; np < D / 16; ++np) {
+        for (int mb = 0; mb < 2; ++mb) {
+          std::uint32_t const at = warp::swz_frag<kTileM>(pt_p1, wkv * 32 + mb * 16, 2 * kk);
+          warp::ldmatrix_x4(ap[mb], at);
+          warp::ldmatrix_x4(ads[mb], at + kPtToDs);
+        }
+#pragma unroll
+        for (int np = 0; np < D / 32; ++np) {
           std::uint32_t bo[4];
           std::uint32_t bq[4];
-          std::uint32_t const at = warp::swz_frag<D>(qs_p1, kk * 16, 2 * np);
+          std::uint32_t const at = warp::swz_frag<D>(qs_p1, kk * 16, wd * (D / 16) + 2 * np);
           warp::ldmatrix_x4_trans(bo, at + kDoutOff);
           warp::ldmatrix_x4_trans(bq, at);
-          warp::mma<DT>(dv[2 * np], pa[kk], bo[0], bo[1]);
-          warp::mma<DT>(dv[2 * np + 1], pa[kk], bo[2], bo[3]);
-          warp::mma<DT>(dk[2 * np], dsa[kk], bq[0], bq[1]);
-          warp::mma<DT>(dk[2 * np + 1], dsa[kk], bq[2], bq[3]);
+#pragma unroll
+          for (int mb = 0; mb < 2; ++mb) {
+            warp::mma<DT>(dv[mb][2 * np], ap[mb], bo[0], bo[1]);
+            warp::mma<DT>(dv[mb][2 * np + 1], ap[mb], bo[2], bo[3]);
+            warp::mma<DT>(dk[mb][2 * np], ads[mb], bq[0], bq[1]);
+            warp::mma<DT>(dk[mb][2 * np + 1], ads[mb], bq[2], bq[3]);
+          }
         }
       }
-      __syncthreads();  // dS^T complete
 
       // dQ_i partial = dS K over this warp's kDqRows Q rows and kDqCols columns.
       float dq[kDqRows / 16][kDqCols / 8][4];
@@ -425,11 +466,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      int const q_tiles_b = (len_q + kTileM - 1) / kTileM;
-      int const dq_tile = p.tables.dq_tile_base[b] + h * q_tiles_b + i;
-      // The partial goes through this warp's slice of stage t % 2 (free since the barrier above:
-      // Q, dO, LSE and dPsum of step t are no longer read, and step t + 2's prefetch starts after
-      // the next barrier), rows of kDqCols floats (8 chunks of 16 bytes, XOR-swizzled by row), so
+      int const dq_tile = dq_tile0 + i;
+      __syncthreads();  // every warp is past its dK/dV GEMMs: Q and dO of stage t % 2 are free
+      // The partial goes through this warp's slice of stage t % 2 (free since the barrier above;
+      // step t + 2's prefetch starts after the next barrier), rows of kDqCols floats (8 chunks of 16 bytes, XOR-swizzled by row), so
       // that the adds are 16-byte vector reductions over whole row segments: half the reduction
       // instructions of adding the fragments where they are.
       constexpr int kRowBytes = kDqCols * 4;
@@ -473,26 +513,32 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       pending_ticket = nullptr;
     }
 
-    // dK (times the softmax scale) and dV of this warp's 16 KV rows.
+    // dK (times the softmax scale) and dV of this warp's 32 KV rows and D/2 columns.
 #pragma unroll
-    for (int nb = 0; nb < D / 8; ++nb) {
+    for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dk[nb][e] *= g.scale;
+      for (int nb = 0; nb < D / 16; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dk[mb][nb][e] *= g.scale;
+      }
     }
     if (!gqa) {
       T* dk_ptr = static_cast<T*>(p.dk.data) + base(p.dk, k_row0, kvh);
       T* dv_ptr = static_cast<T*>(p.dv.data) + base(p.dv, k_row0, kvh);
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        int const row = n0 + wid * 16 + gq + half * 8;
-        if (row < len_k) {
+      for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-          for (int nb = 0; nb < D / 8; ++nb) {
-            int const col = nb * 8 + 2 * t4;
-            *reinterpret_cast<std::uint32_t*>(dk_ptr + row * p.dk.row_stride + col) =
-                E::pack(dk[nb][half * 2], dk[nb][half * 2 + 1]);
-            *reinterpret_cast<std::uint32_t*>(dv_ptr + row * p.dv.row_stride + col) =
-                E::pack(dv[nb][half * 2], dv[nb][half * 2 + 1]);
+        for (int half = 0; half < 2; ++half) {
+          int const row = n0 + wkv * 32 + mb * 16 + gq + half * 8;
+          if (row < len_k) {
+#pragma unroll
+            for (int nb = 0; nb < D / 16; ++nb) {
+              int const col = wd * (D / 2) + nb * 8 + 2 * t4;
+              *reinterpret_cast<std::uint32_t*>(dk_ptr + row * p.dk.row_stride + col) =
+                  E::pack(dk[mb][nb][half * 2], dk[mb][nb][half * 2 + 1]);
+              *reinterpret_cast<std::uint32_t*>(dv_ptr + row * p.dv.row_stride + col) =
+                  E::pack(dv[mb][nb][half * 2], dv[mb][nb][half * 2 + 1]);
+            }
           }
         }
       }
@@ -503,14 +549,17 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const rank = p.deterministic ? dkv_rank(p.tables, item) : 0;
       if (p.deterministic) wait_turn<false>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        int const row = n0 + wid * 16 + gq + half * 8;
-        if (row < len_k) {
-          std::int64_t const at = (std::int64_t{k_row0 + row} * g.kv_heads + kvh) * D + 2 * t4;
+      for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-          for (int nb = 0; nb < D / 8; ++nb) {
-            red_add2(p.dk_accum + at + nb * 8, dk[nb][half * 2], dk[nb][half * 2 + 1]);
-            red_add2(p.dv_accum + at + nb * 8, dv[nb][half * 2], dv[nb][half * 2 + 1]);
+        for (int half = 0; half < 2; ++half) {
+          int const row = n0 + wkv * 32 + mb * 16 + gq + half * 8;
+          if (row < len_k) {
+            std::int64_t const at = (std::int64_t{k_row0 + row} * g.kv_heads + kvh) * D + wd * (D / 2) + 2 * t4;
+#pragma unroll
+            for (int nb = 0; nb < D / 16; ++nb) {
+              red_add2(p.dk_accum + at + nb * 8, dk[mb][nb][half * 2], dk[mb][nb][half * 2 + 1]);
+              red_add2(p.dv_accum + at + nb * 8, dv[mb][nb][half * 2], dv[mb][nb][half * 2 + 1]);
+            }
           }
         }
       }
