@@ -16,14 +16,16 @@
 // Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
 // barriers at the top (the tiles landed, the previous step's buffers are free), after the softmax
 // (P^T and dS^T complete) and after the dQ GEMM (Q and dO no longer read); each warp stages its dQ
-// partial in the free stage buffer and adds it with 16-byte vector reductions; in deterministic mode each warp waits for the tile's ticket on its
-// own and the ticket is released after the next CTA barrier (docs/schedule-protocol.md).
+// partial in the free stage buffer and adds it with 16-byte vector reductions. Deterministic mode:
+// each warp reads the tile's ticket (acquire) before its dQ GEMM and spins only if that read was
+// too early; the ticket is released after a later CTA barrier (docs/schedule-protocol.md).
 #include <cstdint>
 #include <type_traits>
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
 #include "runtime/registry.h"
+#include "runtime/smem_opt_in.h"
 #include "runtime/warp_mma.cuh"
 
 namespace dash::rt {
@@ -88,10 +90,12 @@ __device__ __forceinline__ void st_release(int* p, int v) {
 /// barrier publishes its acquire to the whole CTA. Warp-wide: lane 0 of each warp spins and
 /// __syncwarp (which orders memory among the warp's threads) publishes it to its warp, so each warp
 /// starts its adds as soon as it is ready, without a CTA barrier. Either way no thread's add can
-/// start before every lower rank's adds are complete.
+/// start before every lower rank's adds are complete. `seen`: what an earlier ld_acquire of the
+/// same ticket by the spinning thread returned (-1: none); if it is already `rank` there is no
+/// spin, and the acquire still holds, since an acquire orders every later access of its thread.
 template <bool kWarpWide>
-__device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile) {
-  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0) {
+__device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile, int seen = -1) {
+  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0 && seen != rank) {
 #if defined(DASH_WATCHDOG)
     long long const start = clock64();
 #endif
@@ -122,13 +126,14 @@ __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile)
 /// which waits until those reds are complete in L2). The next rank's acquire therefore observes
 /// every add of this rank complete, not merely issued. (A release after a mere "source read" wait,
 /// as FA3's bulk .read wait, would let the next rank add before this one landed.) Callers that
-/// already passed a barrier after their adds call release_after_barrier directly.
-__device__ __forceinline__ void release_after_barrier(int* ticket, int value) {
-  if (threadIdx.x == 0) st_release(ticket, value);
+/// already passed a barrier after their adds call release_after_barrier directly. `next_rank`:
+/// the ticket value that lets the next contribution in.
+__device__ __forceinline__ void release_after_barrier(int* ticket, int next_rank) {
+  if (threadIdx.x == 0) st_release(ticket, next_rank);
 }
-__device__ __forceinline__ void release_turn(int* ticket, int rank) {
+__device__ __forceinline__ void release_turn(int* ticket, int next_rank) {
   __syncthreads();
-  release_after_barrier(ticket, rank + 1);
+  release_after_barrier(ticket, next_rank);
 }
 
 /// Adds two adjacent floats (8-byte aligned): one vector reduction on sm_90, halving the
@@ -241,8 +246,19 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   // barrier (the top of the next step, or the end of the item) instead of behind a barrier of
   // its own: one barrier less per step, and the reds have that long to drain before the
   // release's fence waits for them.
+  // Where: at head_dim 128 the top barrier of the next step; at 64, whose steps are half as long,
+  // the barrier after its softmax, so that the release's fence finds the reds drained instead of
+  // holding warp 0 (and with it the CTA) while they drain. Measured both ways at both head dims
+  // (docs/results/2026-11-29-h200-runtime-layout.md): each is the faster one where it is used.
+  constexpr bool kReleaseAfterSoftmax = D == 64;
   int* pending_ticket = nullptr;
   int pending_value = 0;
+  auto release_pending = [&] {
+    if (pending_ticket != nullptr) {
+      release_after_barrier(pending_ticket, pending_value);
+      pending_ticket = nullptr;
+    }
+  };
   for (int k = 0;; ++k) {
     WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
     if (item.batch < 0) break;
@@ -317,10 +333,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
       __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds free)
-      if (pending_ticket != nullptr) {
-        release_after_barrier(pending_ticket, pending_value);
-        pending_ticket = nullptr;
-      }
+      if constexpr (!kReleaseAfterSoftmax) release_pending();
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
 
@@ -406,6 +419,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         softmax_grad(std::true_type{});
       }
       __syncthreads();  // P^T and dS^T complete
+      if constexpr (kReleaseAfterSoftmax) release_pending();
 
       // dV += P^T dO and dK += dS^T Q over this warp's 32 KV rows and D/2 columns (A fragments
       // from the P^T / dS^T tiles; B fragments [k = Q row][n = d], transposed loads).
@@ -437,6 +451,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
+      // The ticket read early: issued here, its value is needed only after the dQ GEMM, and in
+      // most steps the previous rank has released by then, so the wait below does not spin.
+      int const dq_tile = dq_tile0 + i;
+      int const seen = p.deterministic && lane == 0 ? ld_acquire(p.dq_ticket + dq_tile) : -1;
       // dQ_i partial = dS K over this warp's kDqRows Q rows and kDqCols columns.
       float dq[kDqRows / 16][kDqCols / 8][4];
 #pragma unroll
@@ -466,7 +484,6 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      int const dq_tile = dq_tile0 + i;
       __syncthreads();  // every warp is past its dK/dV GEMMs: Q and dO of stage t % 2 are free
       // The partial goes through this warp's slice of stage t % 2 (free since the barrier above;
       // step t + 2's prefetch starts after the next barrier), rows of kDqCols floats (8 chunks of 16 bytes, XOR-swizzled by row), so
@@ -490,7 +507,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
       __syncwarp();
-      if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile);
+      if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile, seen);
 #pragma unroll
       for (int pass = 0; pass < kDqRows / 4; ++pass) {
         int const r = pass * 4 + lane / 8;
@@ -509,7 +526,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       i_next = i_after;
     }
     if (pending_ticket != nullptr) {  // the item's last step: a barrier of its own
-      release_turn(pending_ticket, pending_value - 1);
+      release_turn(pending_ticket, pending_value);
       pending_ticket = nullptr;
     }
 
@@ -563,7 +580,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
           }
         }
       }
-      if (p.deterministic) release_turn(p.dkv_ticket + dkv_tile, rank);
+      if (p.deterministic) release_turn(p.dkv_ticket + dkv_tile, rank + 1);
     }
   }
 }
@@ -572,13 +589,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 template <int D, int DT>
 void launch(BwdParams const& params, int grid, cudaStream_t stream) {
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
-  // Above 48 KB of dynamic shared memory must be opted into, once per kernel and device.
-  static bool const configured = [] {
-    DASH_CUDA_CHECK(cudaFuncSetAttribute(bwd_main_kernel<D, DT>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return true;
-  }();
-  (void)configured;
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
   bwd_main_kernel<D, DT><<<grid, kThreads, kSmem, stream>>>(params);
   DASH_CUDA_CHECK_LAUNCH();
 }
@@ -586,8 +597,7 @@ void launch(BwdParams const& params, int grid, cudaStream_t stream) {
 template <int D, int DT>
 int ctas_per_sm() {
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
-  DASH_CUDA_CHECK(cudaFuncSetAttribute(bwd_main_kernel<D, DT>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
   int blocks = 0;
   DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT>,
                                                                 kThreads, kSmem));

@@ -6,6 +6,7 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernels.h"
+#include "runtime/smem_opt_in.h"
 #include "runtime/warp_mma.cuh"
 
 namespace dash::rt {
@@ -186,12 +187,7 @@ __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
 template <int D, int DT>
 void launch_fwd_variant(FwdParams const& p, cudaStream_t stream) {
   constexpr int kSmem = static_cast<int>(sizeof(FwdSmem<D, DT>));
-  static bool const configured = [] {
-    DASH_CUDA_CHECK(cudaFuncSetAttribute(fwd_kernel<D, DT>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return true;
-  }();
-  (void)configured;
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&fwd_kernel<D, DT>), kSmem);
   dim3 const grid((p.g.seqlen_q + kFwdM - 1) / kFwdM, p.g.q_heads, p.g.batch);
   fwd_kernel<D, DT><<<grid, kFwdThreads, kSmem, stream>>>(p);
   DASH_CUDA_CHECK_LAUNCH();
