@@ -246,11 +246,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   // barrier (the top of the next step, or the end of the item) instead of behind a barrier of
   // its own: one barrier less per step, and the reds have that long to drain before the
   // release's fence waits for them.
-  // Where: at head_dim 128 the top barrier of the next step; at 64, whose steps are half as long,
-  // the barrier after its softmax, so that the release's fence finds the reds drained instead of
-  // holding warp 0 (and with it the CTA) while they drain. Measured both ways at both head dims
-  // (docs/results/2026-11-29-h200-runtime-layout.md): each is the faster one where it is used.
-  constexpr bool kReleaseAfterSoftmax = D == 64;
+  // Where: the top barrier of the next step, or, at head_dim 64 (steps half as long) when the
+  // schedule leaves the next rank a step of slack, the barrier after that step's softmax, so that
+  // the release's fence finds the reds drained instead of holding warp 0, and with it the CTA.
+  // Where the next rank is due in the same step (lock-step orders: descending, fa3) the later
+  // release would sit on the critical path. Measured: docs/results/2026-11-29-h200-runtime-layout.md.
+  bool const release_after_softmax = D == 64 && p.release_after_softmax != 0;
   int* pending_ticket = nullptr;
   int pending_value = 0;
   auto release_pending = [&] {
@@ -333,7 +334,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
       __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds free)
-      if constexpr (!kReleaseAfterSoftmax) release_pending();
+      if (!release_after_softmax) release_pending();
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
 
@@ -419,7 +420,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         softmax_grad(std::true_type{});
       }
       __syncthreads();  // P^T and dS^T complete
-      if constexpr (kReleaseAfterSoftmax) release_pending();
+      if (release_after_softmax) release_pending();
 
       // dV += P^T dO and dK += dS^T Q over this warp's 32 KV rows and D/2 columns (A fragments
       // from the P^T / dS^T tiles; B fragments [k = Q row][n = d], transposed loads).
