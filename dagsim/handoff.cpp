@@ -18,7 +18,9 @@ double tight_handoff_share(Problem const& problem, Schedule const& schedule) {
   for (auto const& cta : schedule.ctas) {
     std::int64_t step = 0;
     for (auto const& item : cta.items) {
-      for (int i : item.q_order) position[dq_off[index.dq_id(item.batch, item.head, i)] + item.kv_tile] = step++;
+      for (int i : item.q_order) {
+        position[dq_off[index.dq_id(item.batch, item.head, i)] + item.kv_tile] = step++;
+      }
     }
   }
   std::int64_t handoffs = 0;

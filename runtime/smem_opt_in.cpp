@@ -1,10 +1,10 @@
 #include "runtime/smem_opt_in.h"
 
+#include <cuda_runtime_api.h>
+
 #include <mutex>
 #include <set>
 #include <utility>
-
-#include <cuda_runtime_api.h>
 
 #include "runtime/cuda_check.h"
 
