@@ -10,7 +10,8 @@ namespace dash::sim {
 
 /// Share of the hand-offs whose next contributor is due at the same position or earlier: near 0
 /// when contributors are staggered (shift), near 1 when they run side by side (descending, fa3
-/// on whole heads). 0 when there is no hand-off. The schedule must be valid.
+/// on whole heads). 0 when there is no hand-off. The schedule must be valid. Positions model a
+/// persistent grid (every CTA starts at 0); for a dynamic launch they ignore the launch waves.
 double tight_handoff_share(Problem const& problem, Schedule const& schedule);
 
 }  // namespace dash::sim

@@ -245,13 +245,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   std::uint32_t const pt_st = static_cast<std::uint32_t>(
       reinterpret_cast<unsigned char*>(sm.pt) - smem_raw + (wkv * 32 + gq) * kTileM * 2 + gq * 16 + t4 * 4);
 
-  // Deterministic mode: the dQ ticket of the previous step, released right after the next CTA
-  // barrier (the top of the next step, or the end of the item) instead of behind a barrier of
-  // its own: one barrier less per step, and the reds have that long to drain before the
-  // release's fence waits for them.
-  // Where: the top barrier of the next step, or, at head_dim 64 (steps half as long) when the
-  // schedule leaves the next rank a step of slack, the barrier after that step's softmax, so that
-  // the release's fence finds the reds drained instead of holding warp 0, and with it the CTA.
+  // Deterministic mode: the dQ ticket of the previous step, released after a later CTA barrier
+  // instead of behind a barrier of its own: one barrier less per step, and the reds have that
+  // long to drain before the release's fence waits for them. Which barrier: the top one of the
+  // next step (or the end of the item); with kLateRelease (head_dim 64, steps half as long, when
+  // the schedule leaves the next rank a step of slack) the one after the next step's softmax, so
+  // that the fence finds the reds drained instead of holding warp 0, and with it the CTA.
   // Where the next rank is due in the same step (lock-step orders: descending, fa3) the later
   // release would sit on the critical path. Measured: docs/results/2026-11-29-h200-runtime-layout.md.
   static_assert(!kLateRelease || D == 64, "the later release is measured at head_dim 64 only");
@@ -455,8 +454,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      // The ticket read early: issued here, its value is needed only after the dQ GEMM, and in
-      // most steps the previous rank has released by then, so the wait below does not spin.
+      // The ticket read early, before the dQ GEMM instead of after it: in most steps the previous
+      // rank has released by then, so the wait below does not spin (measured faster at both head
+      // dims, docs/results/2026-11-29-h200-runtime-layout.md, whether or not the acquire stalls
+      // the warp until it returns).
       int const dq_tile = dq_tile0 + i;
       int const seen = p.deterministic && lane == 0 ? ld_acquire(p.dq_ticket + dq_tile) : -1;
       // dQ_i partial = dS K over this warp's kDqRows Q rows and kDqCols columns.
