@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Markdown tables of one benchmark run: `dash bench --json` and scripts/bench_torch.py records.
+
+Table 1, a row per shape: PyTorch's backends, each strategy's deterministic TFLOP/s, fa3's
+non-deterministic one, and for the best deterministic strategy its det/non-det ratio and the
+simulator's predicted speedup over fa3 next to the measured one. Table 2, a row per shape: every
+strategy's det/non-det ratio (its deterministic over its own non-deterministic TFLOP/s).
+
+Usage: scripts/bench_table.py --dash dash.json [--torch torch.json]
+A missing file counts as no records (the run's logs say why); a malformed one is an error, exit 2.
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def fail(message):
+    print(f"bench_table.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path):
+    if path is None or not os.path.exists(path):
+        return []
+    try:
+        with open(path) as f:
+            records = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: {e}")
+    if not isinstance(records, list):
+        fail(f"{path}: expected a JSON list of records")
+    return records
+
+
+def key(r):
+    return (r["head_dim"], r["mask"], r["seqlen_q"], r["batch"], r["heads"])
+
+
+def cell(v, fmt="{:.1f}"):
+    return "-" if v is None else fmt.format(v)
+
+
+def row_line(cells):
+    return "| " + " | ".join(cells) + " |"
+
+
+def header(cells):
+    return [row_line(cells), "|" + "|".join("---" for _ in cells) + "|"]
+
+
+def tables(dash, torch):
+    shapes = []
+    for r in dash + torch:
+        if key(r) not in shapes:
+            shapes.append(key(r))
+    shapes.sort(key=lambda k: (k[0], k[1] != "full", k[2]))
+    strategies = []
+    for r in dash:
+        if r["strategy"] not in strategies:
+            strategies.append(r["strategy"])
+    backends = []
+    for r in torch:
+        if r["backend"] not in backends:
+            backends.append(r["backend"])
+
+    def dash_rec(k, strategy, mode):
+        return next((r for r in dash if key(r) == k and r["strategy"] == strategy and r["mode"] == mode), None)
+
+    out = []
+    first = (dash or torch or [{}])[0]
+    out.append("## dash bench vs PyTorch SDPA: backward TFLOP/s, bf16")
+    out.append("")
+    out.append(f"GPU: {first.get('gpu', '?')} ({first.get('sms', '?')} SMs); date {first.get('date', '?')}; "
+               f"commit {first.get('commit') or '?'}; median of {first.get('iters', '?')} after "
+               f"{first.get('warmup', '?')} warm-up calls, CUDA events around the backward call.")
+    if torch:
+        t = torch[0]
+        out.append(f"PyTorch {t.get('torch')} (CUDA {t.get('cuda')}, cuDNN {t.get('cudnn')}), SDPA backward only "
+                   "(autograd.grad on a recorded forward).")
+    out.append("FLOPs = 2.5 x 4*b*h*s*s*d, halved for causal. `det/nd`: det over non-det TFLOP/s of the best "
+               "deterministic strategy; `pred`/`meas`: its speedup over fa3 (deterministic), simulated vs measured.")
+    out.append("")
+    out += header(["d", "mask", "seqlen", "b x h"] + [f"SDPA {b}" for b in backends] +
+                  [f"{s} det" for s in strategies] + ["fa3 nondet", "best det", "det/nd", "pred", "meas"])
+    for k in shapes:
+        d, mask, s, b, h = k
+        row = [str(d), mask, str(s), f"{b} x {h}"]
+        for be in backends:
+            rec = next((r for r in torch if key(r) == k and r["backend"] == be), None)
+            row.append(cell(rec and rec.get("tflops")) if rec is None or rec["status"] == "ok" else "failed")
+        det = {}
+        for st in strategies:
+            rec = dash_rec(k, st, "det")
+            if rec is not None and rec["status"] == "refused":
+                row.append("refused")
+            else:
+                row.append(cell(rec and rec.get("tflops")))
+                if rec is not None and rec.get("tflops") is not None:
+                    det[st] = rec
+        fa3_nd = dash_rec(k, "fa3", "nondet")
+        row.append(cell(fa3_nd and fa3_nd.get("tflops")))
+        if det:
+            best = max(det.values(), key=lambda r: r["tflops"])
+            row += [best["strategy"], cell(best.get("det_over_nondet"), "{:.3f}"),
+                    cell(best.get("predicted_vs_fa3"), "{:.3f}x"), cell(best.get("measured_vs_fa3"), "{:.3f}x")]
+        else:
+            row += ["-", "-", "-", "-"]
+        out.append(row_line(row))
+    if dash:
+        out.append("")
+        out.append("### det/nd per strategy: deterministic over the same strategy's non-deterministic TFLOP/s")
+        out.append("")
+        out += header(["d", "mask", "seqlen", "b x h"] + strategies)
+        for k in shapes:
+            d, mask, s, b, h = k
+            row = [str(d), mask, str(s), f"{b} x {h}"]
+            for st in strategies:
+                rec = dash_rec(k, st, "det")
+                row.append(cell(rec and rec.get("det_over_nondet"), "{:.3f}"))
+            out.append(row_line(row))
+    else:
+        out.append("\n(no dash results: see dash.log)")
+    if not torch:
+        out.append("\n(no PyTorch results: see torch.log)")
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dash", required=True, help="dash bench --json output")
+    parser.add_argument("--torch", help="scripts/bench_torch.py --json output")
+    args = parser.parse_args()
+    try:
+        lines = tables(load(args.dash), load(args.torch))
+    except (KeyError, TypeError) as e:
+        fail(f"a record lacks a field or has the wrong type: {e}")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""scripts/bench_table.py on the committed benchmark of docs/results/ and on bad input."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "bench_table.py")
+DASH = os.path.join(ROOT, "docs", "results", "bench-2026-11-29c-dash.json")
+TORCH = os.path.join(ROOT, "docs", "results", "bench-2026-11-29c-torch.json")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+
+
+def rows(lines, title_prefix):
+    """The data rows of the first table after the line starting with title_prefix (or the first table)."""
+    start = 0
+    if title_prefix is not None:
+        start = next(i for i, l in enumerate(lines) if l.startswith(title_prefix))
+    table = []
+    for line in lines[start:]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    return [[c.strip() for c in r.strip("|").split("|")] for r in table[2:]]
+
+
+res = run("--dash", DASH, "--torch", TORCH)
+check(res.returncode == 0, f"exit code {res.returncode} on the committed data: {res.stderr}")
+lines = res.stdout.splitlines()
+main = rows(lines, None)
+per_strategy = rows(lines, "### det/nd per strategy")
+check(len(main) == 24 and len(per_strategy) == 24, f"24 shapes expected, got {len(main)} and {len(per_strategy)}")
+
+with open(DASH) as f:
+    dash = json.load(f)
+with open(TORCH) as f:
+    torch = json.load(f)
+# Recompute from the records: the best deterministic strategy of every shape and every ratio.
+for row in main:
+    d, mask, seqlen = int(row[0]), row[1], int(row[2])
+    det = [r for r in dash if (r["head_dim"], r["mask"], r["seqlen_q"], r["mode"]) == (d, mask, seqlen, "det")]
+    best = max(det, key=lambda r: r["tflops"])
+    check(row[-4] == best["strategy"], f"{row[:3]}: best {row[-4]}, records say {best['strategy']}")
+    flash = next(r for r in torch if (r["head_dim"], r["mask"], r["seqlen_q"], r["backend"]) == (d, mask, seqlen, "flash"))
+    check(row[4] == f"{flash['tflops']:.1f}", f"{row[:3]}: SDPA flash {row[4]} vs {flash['tflops']:.1f}")
+strategies = ["fa3", "fa3-spt", "descending", "shift", "symmetric-shift"]
+for row in per_strategy:
+    d, mask, seqlen = int(row[0]), row[1], int(row[2])
+    for st, value in zip(strategies, row[4:]):
+        tf = {r["mode"]: r["tflops"] for r in dash
+              if (r["head_dim"], r["mask"], r["seqlen_q"], r["strategy"]) == (d, mask, seqlen, st)}
+        check(abs(float(value) - tf["det"] / tf["nondet"]) < 0.0015, f"{row[:3]} {st}: {value} vs records")
+
+# Without PyTorch records the dash table still prints, and says so.
+res = run("--dash", DASH, "--torch", os.path.join(ROOT, "no-such-file.json"))
+check(res.returncode == 0 and "(no PyTorch results" in res.stdout, "missing torch file not reported")
+
+# Bad input: one error line, exit 2.
+with tempfile.TemporaryDirectory() as tmp:
+    for name, text in [("truncated.json", "[{"), ("object.json", '{"a": 1}'), ("fields.json", '[{"x": 1}]')]:
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        res = run("--dash", path)
+        check(res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and res.stdout == "",
+              f"{name}: exit {res.returncode}, stderr {res.stderr!r}")
+
+for f in failures:
+    print("FAIL:", f)
+print(f"bench_table: {len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
