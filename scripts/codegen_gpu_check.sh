@@ -7,7 +7,7 @@
 #      builds; prints the kernel each run used and the median times side by side.
 # Bitwise equality of specialized vs generic gradients is not checked here (dash bench does not
 # expose the outputs): `rt_bench specialized` does that, and times both in one binary
-# (scripts/gpu.sh final). Usage: scripts/codegen_gpu_check.sh [OUT_DIR]
+# (scripts/gpu.sh codegen). Usage: scripts/codegen_gpu_check.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
