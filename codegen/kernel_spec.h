@@ -30,9 +30,11 @@ struct QOrderForm {
 
 /// The rank of a contribution in its dQ tile (or, for dkv, of a q head in its dK/dV tile).
 struct RankForm {
-  /// "ascending" | "descending" | "rotate" (dQ only) | "arrival" (dQ only) | "table" | "none"
+  /// "ascending" | "descending" | "rotate" (dQ only) | "arrival" (dQ only) | "waves" (dQ only) |
+  /// "table" | "none"
   std::string kind = "table";
-  int mult = 0;                ///< rotate: rank = ((i - offset - j * mult) mod modulus) / div
+  int mult = 0;  ///< rotate: rank = ((i - offset - j * mult) mod modulus) / div;
+                 ///< waves: the Q walk's mult and offset, modulus = its length n
   int offset = 0;
   int modulus = 1;
   int div = 1;

@@ -15,6 +15,13 @@ namespace dash::codegen {
 
 namespace {
 
+bool all_equal(std::vector<int> const& values) {
+  for (int v : values) {
+    if (v != values.front()) return false;
+  }
+  return true;
+}
+
 // Tables are embedded as source text: beyond this a generated file stops being reviewable or fast
 // to compile, and int offsets could overflow.
 constexpr std::size_t kMaxTableEntries = std::size_t{1} << 22;
@@ -215,6 +222,38 @@ std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule co
   return r;
 }
 
+/// Arrival ranks in closed form (forms.inc, dash_cf_rank_waves): offered for strided work in KV
+/// tile order with a rotated Q walk over the same Q tiles for every KV tile, each item one walk,
+/// and steps of a head's KV tiles distinct (mult * (kv_tiles - 1) < n). Verification decides.
+std::optional<RankForm> waves_guess(ScheduleForm const& form, sim::Schedule const& schedule,
+                                    KernelSpec const& spec) {
+  if (form.work.kind != "strided" || form.work.head_fastest != 0 || form.work.reverse != 0 ||
+      form.q_order.kind != "rotate" || schedule.launch != sim::LaunchModel::kPersistent ||
+      !all_equal(form.q_lo) || !all_equal(form.q_hi) || form.q_lo.empty()) {
+    return std::nullopt;
+  }
+  int const n = form.q_hi[0] - form.q_lo[0] + 1;
+  int const mult = form.q_order.mult;
+  if (n < 1 || mult < 1 || static_cast<std::int64_t>(mult) * (spec.kv_tiles - 1) >= n)
+    return std::nullopt;
+  // Every item walks all n Q tiles (so a wave's unit is n steps long).
+  for (auto const& cta : schedule.ctas) {
+    for (auto const& item : cta.items) {
+      if (static_cast<int>(item.q_order.size()) != n) return std::nullopt;
+    }
+  }
+  // The ids of the units must fit an int on the device.
+  if (static_cast<std::int64_t>(spec.batch) * spec.q_heads * spec.kv_tiles + spec.grid >
+      std::numeric_limits<int>::max()) {
+    return std::nullopt;
+  }
+  RankForm r = rank_form("waves");
+  r.mult = mult;
+  r.offset = form.q_order.offset;
+  r.modulus = n;
+  return r;
+}
+
 ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
                         sim::Schedule const& schedule, LowerOptions const& options) {
   ScheduleForm form;
@@ -252,6 +291,9 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
         rank_candidates.push_back(rotate);
       }
     }
+  }
+  if (options.wave_ranks) {
+    if (auto waves = waves_guess(form, schedule, spec)) rank_candidates.push_back(*waves);
   }
   if (options.count_arrivals) {
     if (auto arrival = arrival_guess(form, schedule)) rank_candidates.push_back(*arrival);

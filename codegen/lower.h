@@ -19,6 +19,10 @@ struct LowerOptions {
   /// (docs/results/2026-11-29-h200-codegen-closed-forms.md): every thread of the CTA runs the loop
   /// on every step, so by default a rank table is used instead.
   bool count_arrivals = false;
+  /// Offer the "waves" dQ rank: the same arrival order in closed form (no loop, no table) where
+  /// it holds (strided work with rotated walks on whole heads: shift on a full mask). Not yet
+  /// timed on a GPU, so off by default; the default set keeps its rank tables.
+  bool wave_ranks = false;
 };
 
 /// Throws UserError on an invalid schedule, a varlen problem or an unknown dtype ("bf16", "fp16").

@@ -121,6 +121,12 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
   } else if (r.kind == "rotate") {
     expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
                        r.mult, r.offset, r.modulus, r.div);
+  } else if (r.kind == "waves") {
+    expr = fmt::format(
+        "dash_cf_rank_waves({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}.batch, {7}.head, {8}, "
+        "{7}.kv_tile)",
+        spec.grid, spec.kv_tiles, spec.q_heads, r.modulus, spec.form.q_lo[0], r.mult, r.offset,
+        item, q_tile);
   } else if (r.kind == "arrival") {
     // The arguments come from the list the host check used (verify.h, arrival_fields).
     auto const f = arrival_fields(spec, spec.form);
@@ -172,13 +178,16 @@ std::string describe_form(ScheduleForm const& form) {
                      ? fmt::format("rotate (mult={}, offset={})", form.q_order.mult,
                                    form.q_order.offset)
                      : form.q_order.kind;
-  auto const dq = form.dq_rank.kind == "rotate"
-                      ? fmt::format("rotate (mult={}, offset={}, modulus={}, div={})",
-                                    form.dq_rank.mult, form.dq_rank.offset, form.dq_rank.modulus,
-                                    form.dq_rank.div)
-                  : form.dq_rank.kind == "arrival"
-                      ? fmt::format("arrival (unit_steps={})", form.dq_rank.unit_steps)
-                      : form.dq_rank.kind;
+  RankForm const& r = form.dq_rank;
+  std::string dq = r.kind;
+  if (r.kind == "rotate") {
+    dq = fmt::format("rotate (mult={}, offset={}, modulus={}, div={})", r.mult, r.offset, r.modulus,
+                     r.div);
+  } else if (r.kind == "arrival") {
+    dq = fmt::format("arrival (unit_steps={})", r.unit_steps);
+  } else if (r.kind == "waves") {
+    dq = fmt::format("waves (n={}, mult={}, offset={})", r.modulus, r.mult, r.offset);
+  }
   return fmt::format("work {}; Q order {}; dQ rank {}; dK/dV rank {}", work, q, dq,
                      form.dkv_rank.kind);
 }

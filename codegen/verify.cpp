@@ -67,6 +67,10 @@ int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, in
   if (r.kind == "rotate") {
     return dash_cf_rank_rotate(q_tile, kv_tile, r.mult, r.offset, r.modulus, r.div);
   }
+  if (r.kind == "waves") {
+    return dash_cf_rank_waves(spec.grid, spec.kv_tiles, spec.q_heads, r.modulus, form.q_lo[0],
+                              r.mult, r.offset, batch, head, q_tile, kv_tile);
+  }
   if (r.kind == "arrival") {
     auto const f = arrival_fields(spec, form);
     DashCfArrival const a{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],

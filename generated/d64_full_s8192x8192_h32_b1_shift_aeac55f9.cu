@@ -8,7 +8,7 @@
 // ---- Schedule form 'shift+table': work strided (head_fastest=0, reverse=0); Q order rotate (mult=2, offset=0); dQ rank table; dK/dV rank none.
 // The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,
 // item, step and rank and reproduces the schedule exactly.
-namespace dash_forms_96c2ec49 {
+namespace dash_forms_61e0f8c2 {
 #define DASH_CF __device__ __forceinline__
 // Schedule forms: the index arithmetic a specialized kernel uses to answer the schedule protocol.
 // Plain C++17 on ints and pointers, shared verbatim by the host (lowering evaluates it for every
@@ -97,6 +97,26 @@ DASH_CF int dash_cf_rank_rotate(int q_tile, int kv_tile, int mult, int offset, i
                                 int div) {
   return dash_cf_mod(q_tile - offset - kv_tile * mult, modulus) / div;
 }
+// Arrival ranks without a loop, for strided work (KV tile fastest, not reversed, every item n
+// steps) and rotated Q walks over the same n Q tiles lo .. lo + n - 1 for every KV tile, with
+// mult * (kv_tiles - 1) < n (shift on a full mask). KV tile j of head (b, h) is unit u = base + j,
+// base = (b * heads + h) * kv_tiles, dealt to CTA u mod grid in wave u / grid, and reaches Q tile
+// i at step x = (i - lo - j * mult - offset) mod n of its unit. Earlier waves arrive earlier
+// (n steps per unit); within a wave the steps of a head's KV tiles are distinct, so KV tile j' < j
+// of the wave is earlier iff its step wrapped past n (j - j' >= ceil((n - x) / mult)) and j' > j
+// iff it did not (j' - j <= x / mult). Same order as dash_cf_rank_arrival for these schedules.
+DASH_CF int dash_cf_rank_waves(int grid, int kv_tiles, int heads, int n, int lo, int mult,
+                               int offset, int batch, int head, int q_tile, int kv_tile) {
+  int const base = (batch * heads + head) * kv_tiles;
+  int const wave = (base + kv_tile) / grid;
+  int const first = wave * grid - base > 0 ? wave * grid - base : 0;  // the wave's KV tiles
+  int const end = (wave + 1) * grid - base < kv_tiles ? (wave + 1) * grid - base : kv_tiles;
+  int const x = dash_cf_mod(q_tile - lo - kv_tile * mult - offset, n);
+  int const before = kv_tile - (n - x + mult - 1) / mult - first + 1;
+  int const last_after = kv_tile + x / mult < end - 1 ? kv_tile + x / mult : end - 1;
+  int const after = last_after - kv_tile;
+  return first + (before > 0 ? before : 0) + (after > 0 ? after : 0);
+}
 // Compact table: per dQ tile a row of ranks indexed by KV tile (-1: not a contributor).
 DASH_CF int dash_cf_rank_table(int const* dq_row, int const* rows, int kv_tiles, int dq,
                                int kv_tile) {
@@ -165,8 +185,8 @@ DASH_CF int dash_cf_dkv_table(int const* dkv_row, int const* rows, int group, in
   return rows[dkv_row[dkv] * group + q_head % group];
 }
 #undef DASH_CF
-}  // namespace dash_forms_96c2ec49
-using namespace dash_forms_96c2ec49;
+}  // namespace dash_forms_61e0f8c2
+using namespace dash_forms_61e0f8c2;
 
 static __device__ const int dash_gen_dq_row[4096] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,

@@ -30,6 +30,7 @@ struct GenerateOptions {
   std::string template_path;
   std::string dtype = "bf16";
   bool default_set = false;
+  bool wave_ranks = false;
 };
 
 #if DASH_HAVE_CODEGEN
@@ -41,10 +42,17 @@ codegen::TemplateSource read_template(std::string const& path) {
   return {codegen::template_display_name(path), path, text.str()};
 }
 
+codegen::LowerOptions lower_options(GenerateOptions const& o) {
+  codegen::LowerOptions options;
+  options.wave_ranks = o.wave_ranks;
+  return options;
+}
+
 std::vector<codegen::KernelSpec> default_set_specs(GenerateOptions const& o) {
   // The set is fixed so that generated/ is reproducible: shape flags would silently change it.
   for (auto const& flag : o.common.given) {
-    if (flag != "template" && flag != "out" && flag != "default-set" && flag != "dtype") {
+    if (flag != "template" && flag != "out" && flag != "default-set" && flag != "dtype" &&
+        flag != "wave-ranks") {
       user_error("--default-set takes no --{} (the set is fixed: see docs/codegen.md)", flag);
     }
   }
@@ -53,7 +61,8 @@ std::vector<codegen::KernelSpec> default_set_specs(GenerateOptions const& o) {
     sim::Schedule const schedule = codegen::best_named_schedule(
         shape.problem, shape.machine, sim::default_model(shape.problem),
         sim::LaunchModel::kPersistent);
-    specs.push_back(codegen::lower(shape.problem, shape.machine, schedule, o.dtype));
+    specs.push_back(
+        codegen::lower(shape.problem, shape.machine, schedule, o.dtype, lower_options(o)));
   }
   return specs;
 }
@@ -67,7 +76,7 @@ std::vector<codegen::KernelSpec> one_spec(GenerateOptions const& o) {
   } else {
     schedule = chosen_schedule(o.common, resolved);
   }
-  return {codegen::lower(resolved.problem, resolved.machine, schedule, o.dtype)};
+  return {codegen::lower(resolved.problem, resolved.machine, schedule, o.dtype, lower_options(o))};
 }
 
 void run_generate(GenerateOptions const& o) {
@@ -105,6 +114,9 @@ void setup_generate(CLI::App& app) {
   sub->add_option("--dtype", opts->dtype, "bf16 | fp16")->capture_default_str();
   sub->add_flag("--default-set", opts->default_set,
                 "the H200 set checked into generated/ (d64, d128 x full, causal)");
+  sub->add_flag("--wave-ranks", opts->wave_ranks,
+                "offer closed-form arrival ranks where they hold (shift, full mask); not yet timed "
+                "on a GPU, so off by default");
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
 #if DASH_HAVE_CODEGEN

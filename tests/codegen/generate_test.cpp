@@ -79,6 +79,26 @@ TEST_CASE("the runtime template specializes: banner, hooks, constants", "[codege
   CHECK(cg::generate_source(spec, source) == out);
 }
 
+TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][cpu]") {
+  sim::Problem problem;
+  problem.q_heads = problem.kv_heads = 4;
+  problem.seqlen_q = problem.seqlen_k = 4096;  // 32 KV tiles per head over 20 CTAs: two waves
+  problem.mask.kind = sim::MaskKind::kFull;
+  auto const machine = sim::machine_with_sms(20);
+  auto const schedule = sim::make_strategy("shift", problem, machine);
+  cg::LowerOptions options;
+  options.wave_ranks = true;
+  auto const spec = cg::lower(problem, machine, schedule, "bf16", options);
+  REQUIRE(spec.form.dq_rank.kind == "waves");
+  std::string const out = cg::generate_source(spec, runtime_template());
+  CHECK_THAT(out, Catch::Contains("return dash_cf_rank_waves(20, 32, 4, 64, 0, "));
+  CHECK(out.find("dash_gen_dq_rows") == std::string::npos);
+  // The table form of the same schedule embeds the rows instead.
+  std::string const table =
+      cg::generate_source(cg::lower(problem, machine, schedule), runtime_template());
+  CHECK_THAT(table, Catch::Contains("dash_gen_dq_rows"));
+}
+
 TEST_CASE("generate_files is deterministic and lists every file in the manifest", "[codegen][cpu]") {
   auto const source = runtime_template();
   std::vector<cg::KernelSpec> const specs{spec_for("fa3", sim::MaskKind::kFull),

@@ -297,3 +297,58 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
   CHECK(spec.form.name == "shift+table");
   CHECK(cg::form_mismatch(spec, schedule).empty());
 }
+
+TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered",
+          "[codegen][cpu]") {
+  cg::LowerOptions waves;
+  waves.wave_ranks = true;
+  // Grid shapes and other SM counts: KV tiles of one head split over two waves, or not at all.
+  for (int const sms : {132, 114, 78, 8}) {
+    for (int const head_dim : {64, 128}) {
+      for (int const seqlen : {1024, 8192, 16384}) {
+        sim::Problem problem;
+        problem.head_dim = head_dim;
+        problem.q_heads = problem.kv_heads = 2048 / head_dim;
+        problem.batch = 16384 / seqlen;
+        problem.seqlen_q = problem.seqlen_k = seqlen;
+        problem.mask.kind = sim::MaskKind::kFull;
+        auto const machine = sim::machine_with_sms(sms);
+        CAPTURE(sms, head_dim, seqlen);
+        auto const schedule = sim::make_strategy("shift", problem, machine);
+        auto const by_default = cg::lower(problem, machine, schedule).form.dq_rank.kind;
+        auto const spec = cg::lower(problem, machine, schedule, "bf16", waves);
+        if (by_default == "rotate") {
+          // One wave per head (as many CTAs as KV tiles): the plainer rotate form, tried first.
+          CHECK(spec.form.dq_rank.kind == "rotate");
+          continue;
+        }
+        // Off by default: the rank stays a table. With the option, offered and accepted only if it
+        // reproduces every rank of the schedule.
+        CHECK(by_default == "table");
+        CHECK(spec.form.dq_rank.kind == "waves");
+        CHECK(spec.form.name == "shift");
+        CHECK(cg::form_mismatch(spec, schedule).empty());
+        // Same ranks as the counting form, contribution by contribution.
+        auto counting = spec;
+        counting.form.dq_rank = cg::RankForm{};
+        counting.form.dq_rank.kind = "arrival";
+        counting.form.dq_rank.unit_steps = spec.q_tiles;
+        CHECK(cg::dq_rank_mismatch(counting, counting.form, schedule).empty());
+        // A wrong offset is caught.
+        auto tampered = spec;
+        tampered.form.dq_rank.offset += 1;
+        CHECK_FALSE(cg::dq_rank_mismatch(tampered, tampered.form, schedule).empty());
+      }
+    }
+  }
+  // Not offered where its premise fails: a causal mask (walks of different lengths).
+  sim::Problem causal;
+  causal.q_heads = causal.kv_heads = 16;
+  causal.seqlen_q = causal.seqlen_k = 8192;
+  causal.mask.kind = sim::MaskKind::kCausal;
+  auto const machine = sim::machine_preset("h200");
+  auto const spec =
+      cg::lower(causal, machine, sim::make_strategy("shift", causal, machine), "bf16", waves);
+  CHECK(spec.form.dq_rank.kind != "waves");
+  CHECK(cg::form_mismatch(spec, sim::make_strategy("shift", causal, machine)).empty());
+}
