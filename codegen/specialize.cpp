@@ -122,11 +122,9 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
     expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
                        r.mult, r.offset, r.modulus, r.div);
   } else if (r.kind == "waves") {
-    expr = fmt::format(
-        "dash_cf_rank_waves({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}.batch, {7}.head, {8}, "
-        "{7}.kv_tile)",
-        spec.grid, spec.kv_tiles, spec.q_heads, r.modulus, spec.form.q_lo[0], r.mult, r.offset,
-        item, q_tile);
+    // The arguments come from the list the host check used (verify.h, waves_fields).
+    expr = fmt::format("dash_cf_rank_waves({1}, {0}.batch, {0}.head, {2}, {0}.kv_tile)", item,
+                       fmt::join(waves_fields(spec, spec.form), ", "), q_tile);
   } else if (r.kind == "arrival") {
     // The arguments come from the list the host check used (verify.h, arrival_fields).
     auto const f = arrival_fields(spec, spec.form);

@@ -27,6 +27,12 @@ std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& f
           form.q_order.offset};
 }
 
+std::array<int, 7> waves_fields(KernelSpec const& spec, ScheduleForm const& form) {
+  DASH_ASSERT(form.dq_rank.kind == "waves" && !form.q_lo.empty());
+  RankForm const& r = form.dq_rank;
+  return {spec.grid, spec.kv_tiles, spec.q_heads, r.modulus, form.q_lo[0], r.mult, r.offset};
+}
+
 std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work, int cta, int k) {
   WorkCoord c;
   int found = 0;
@@ -68,8 +74,9 @@ int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, in
     return dash_cf_rank_rotate(q_tile, kv_tile, r.mult, r.offset, r.modulus, r.div);
   }
   if (r.kind == "waves") {
-    return dash_cf_rank_waves(spec.grid, spec.kv_tiles, spec.q_heads, r.modulus, form.q_lo[0],
-                              r.mult, r.offset, batch, head, q_tile, kv_tile);
+    auto const f = waves_fields(spec, form);
+    return dash_cf_rank_waves(f[0], f[1], f[2], f[3], f[4], f[5], f[6], batch, head, q_tile,
+                              kv_tile);
   }
   if (r.kind == "arrival") {
     auto const f = arrival_fields(spec, form);

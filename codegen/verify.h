@@ -20,6 +20,10 @@ struct WorkCoord {
 /// arguments from this one list.
 std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& form);
 
+/// The leading arguments of forms.inc's dash_cf_rank_waves (grid, kv_tiles, heads, n, lo, mult,
+/// offset) for a "waves" dQ rank: one list for the host check and the emitted kernel.
+std::array<int, 7> waves_fields(KernelSpec const& spec, ScheduleForm const& form);
+
 std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work, int cta, int k);
 int eval_q_tile(KernelSpec const& spec, ScheduleForm const& form, WorkCoord item, int t);
 int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, int head, int q_tile,

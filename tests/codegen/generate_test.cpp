@@ -82,7 +82,8 @@ TEST_CASE("the runtime template specializes: banner, hooks, constants", "[codege
 TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][cpu]") {
   sim::Problem problem;
   problem.q_heads = problem.kv_heads = 4;
-  problem.seqlen_q = problem.seqlen_k = 4096;  // 32 KV tiles per head over 20 CTAs: two waves
+  problem.seqlen_q = problem.seqlen_k =
+      4096;  // 32 KV tiles per head over 20 CTAs: 2-3 waves a head
   problem.mask.kind = sim::MaskKind::kFull;
   auto const machine = sim::machine_with_sms(20);
   auto const schedule = sim::make_strategy("shift", problem, machine);
@@ -91,7 +92,11 @@ TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][c
   auto const spec = cg::lower(problem, machine, schedule, "bf16", options);
   REQUIRE(spec.form.dq_rank.kind == "waves");
   std::string const out = cg::generate_source(spec, runtime_template());
-  CHECK_THAT(out, Catch::Contains("return dash_cf_rank_waves(20, 32, 4, 64, 0, "));
+  // grid, KV tiles, heads, n, lo, mult, offset: shift walks Q tile (2j + t) mod 64 from KV tile j.
+  CHECK_THAT(out,
+             Catch::Contains(
+                 "return dash_cf_rank_waves(20, 32, 4, 64, 0, 2, 0, item.batch, item.head, q_tile, "
+                 "item.kv_tile);"));
   CHECK(out.find("dash_gen_dq_rows") == std::string::npos);
   // The table form of the same schedule embeds the rows instead.
   std::string const table =

@@ -305,7 +305,7 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
   // Grid shapes and other SM counts: KV tiles of one head split over two waves, or not at all.
   for (int const sms : {132, 114, 78, 8}) {
     for (int const head_dim : {64, 128}) {
-      for (int const seqlen : {1024, 8192, 16384}) {
+      for (int const seqlen : {512, 1024, 2048, 4096, 8192, 16384}) {
         sim::Problem problem;
         problem.head_dim = head_dim;
         problem.q_heads = problem.kv_heads = 2048 / head_dim;
