@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dagsim/error.h"
+#include "dagsim/flops.h"
 #include "dagsim/schedule_io.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
@@ -231,7 +232,7 @@ void run_bench(BenchOptions const& o) {
         r.strategy = name;
         r.mode = mode;
         r.refused = refused;
-        r.flops = backward_flops(p);
+        r.flops = sim::backward_flops(p);
         if (mode == BenchMode::kDet) {
           r.predicted_makespan = pred.makespan;
           r.fa3_makespan = predictions.front().makespan;

@@ -37,11 +37,6 @@ struct BenchGrid {
 /// UserError when a seqlen does not divide total_tokens or a head_dim does not divide hidden.
 std::vector<sim::Problem> grid_shapes(BenchGrid const& grid);
 
-/// Backward FLOPs = 2.5 x forward, forward = 4 * b * h * d * (visible query-key pairs per head).
-/// Visible pairs: s_q * s_k for a full mask, s^2 / 2 for causal with s_q = s_k (the FA convention,
-/// which counts the diagonal half), and the exact count of the mask otherwise.
-double backward_flops(sim::Problem const& problem);
-
 /// TFLOP/s of `flops` done in `ms` milliseconds.
 double tflops(double flops, double ms);
 

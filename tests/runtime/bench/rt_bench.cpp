@@ -1,6 +1,6 @@
 // Times our backward (deterministic per strategy, and atomic) on DASH-grid shapes: CUDA events,
 // warm-up apart, median of 10, two input sets alternated (each several times the 60 MB L2).
-// Prints one line per measurement; TFLOP/s = 2.5 * 4 b h s_q s_k d, halved for causal.
+// Prints one line per measurement; TFLOP/s from dash::sim::backward_flops (dagsim/flops.h).
 //   rt_bench [quick]   timings
 //   rt_bench shapes D/S/MASK...  timings of the given grid shapes only (e.g. 128/8192/causal)
 //   rt_bench specialized [MANIFEST [ROUNDS]]  every kernel of generated/manifest.json: its problem
@@ -26,6 +26,7 @@
 #include "../harness.h"
 #include "runtime/bitwise_diff.h"
 #include "dagsim/error.h"
+#include "dagsim/flops.h"
 #include "dagsim/machine.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
@@ -45,12 +46,6 @@ sim::Problem grid_problem(int d, int s, bool causal) {
   p.tile_n = kKernelTileN;
   p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
   return p;
-}
-
-/// Model FLOPs of one backward pass: 2.5 * 4 b h s_q s_k d, halved under a causal mask.
-double backward_flops(sim::Problem const& p) {
-  double const full = 2.5 * 4.0 * p.batch * p.q_heads * double(p.seqlen_q) * p.seqlen_k * p.head_dim;
-  return p.mask.kind == sim::MaskKind::kCausal ? 0.5 * full : full;
 }
 
 using InputSets = std::vector<std::unique_ptr<test::DeviceTensors>>;
@@ -233,7 +228,7 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       double const gen = median_of(generic_ms);
       double const spec_med = median_of(special_ms);
       double const ratio = median_of(ratios);
-      double const flops = backward_flops(p);
+      double const flops = sim::backward_flops(p);
       char equal[32];
       std::snprintf(equal, sizeof equal, "%s", differ == 0 ? "yes" : "NO");
       if (differ != 0) std::snprintf(equal, sizeof equal, "NO (%lld words)", static_cast<long long>(differ));
@@ -380,7 +375,7 @@ int run_timings(std::vector<Shape> const& shapes, int sms) {
       double const med = median_backward_ms(attn, sets, mode);
       std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, sh.causal ? "causal" : "full", name.c_str(),
                   mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
-                  backward_flops(p) / (med * 1e-3) / 1e12);
+                  sim::backward_flops(p) / (med * 1e-3) / 1e12);
       std::fflush(stdout);
     }
   }
