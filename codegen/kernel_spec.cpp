@@ -1,5 +1,7 @@
 #include "codegen/kernel_spec.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "dagsim/error.h"
@@ -53,6 +55,11 @@ std::string spec_name(KernelSpec const& spec) {
   return fmt::format("d{}_{}_s{}x{}_h{}_b{}_{}_{}", spec.head_dim, spec.mask, spec.seqlen_q,
                      spec.seqlen_k, spec.q_heads, spec.batch, strategy,
                      spec_hash(spec).substr(0, 8));
+}
+
+bool uniform(std::vector<int> const& per_tile) {
+  return !per_tile.empty() &&
+         std::all_of(per_tile.begin(), per_tile.end(), [&](int v) { return v == per_tile.front(); });
 }
 
 }  // namespace dash::codegen

@@ -46,6 +46,10 @@ struct RankForm {
   friend bool operator==(RankForm const&, RankForm const&) = default;
 };
 
+/// Whether a per-tile array (ScheduleForm's q_lo, q_hi, kv_lo, kv_hi) is non-empty with one value
+/// for every tile (a full mask): lowering and emission then use that value as a constant.
+bool uniform(std::vector<int> const& per_tile);
+
 /// The schedule as the kernel sees it: a closed form per protocol question, or compact tables.
 struct ScheduleForm {
   /// The strategy name when every part is closed-form, "table" when none is, "<strategy>+table"

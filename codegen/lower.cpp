@@ -15,13 +15,6 @@ namespace dash::codegen {
 
 namespace {
 
-bool all_equal(std::vector<int> const& values) {
-  for (int v : values) {
-    if (v != values.front()) return false;
-  }
-  return true;
-}
-
 // Tables are embedded as source text: beyond this a generated file stops being reviewable or fast
 // to compile, and int offsets could overflow.
 constexpr std::size_t kMaxTableEntries = std::size_t{1} << 22;
@@ -229,7 +222,7 @@ std::optional<RankForm> waves_guess(ScheduleForm const& form, sim::Schedule cons
                                     KernelSpec const& spec) {
   if (form.work.kind != "strided" || form.work.head_fastest != 0 || form.work.reverse != 0 ||
       form.q_order.kind != "rotate" || schedule.launch != sim::LaunchModel::kPersistent ||
-      !all_equal(form.q_lo) || !all_equal(form.q_hi) || form.q_lo.empty()) {
+      !uniform(form.q_lo) || !uniform(form.q_hi)) {
     return std::nullopt;
   }
   int const n = form.q_hi[0] - form.q_lo[0] + 1;

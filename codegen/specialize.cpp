@@ -31,9 +31,6 @@ std::string int_array(std::string const& name, std::vector<int> const& values) {
 /// `name[index]`, or the literal value when every entry is the same (a full mask: every KV tile sees
 /// the same Q tiles), so that nvcc folds it: a modulo by a constant tile count, for one, instead
 /// of a division by a loaded value.
-bool uniform(std::vector<int> const& values) {
-  return !values.empty() && std::all_of(values.begin(), values.end(), [&](int v) { return v == values[0]; });
-}
 std::string per_tile(std::string const& name, std::vector<int> const& values, std::string const& index) {
   if (uniform(values)) return fmt::format("{}", values[0]);
   return fmt::format("{}[{}]", name, index);
