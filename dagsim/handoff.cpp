@@ -10,10 +10,7 @@ namespace dash::sim {
 double tight_handoff_share(Problem const& problem, Schedule const& schedule) {
   TileIndex const index(problem);
   // position[dq_off[tile] + kv_tile]: lock-step position of KV tile kv_tile's contribution.
-  std::vector<std::int64_t> dq_off(static_cast<std::size_t>(index.num_dq_tiles()) + 1, 0);
-  for (int id = 0; id < index.num_dq_tiles(); ++id) {
-    dq_off[id + 1] = dq_off[id] + index.kv_tiles(index.dq_key(id).batch);
-  }
+  std::vector<std::int64_t> const dq_off = index.dq_kv_offsets();
   std::vector<std::int64_t> position(static_cast<std::size_t>(dq_off.back()), 0);
   for (auto const& cta : schedule.ctas) {
     std::int64_t step = 0;

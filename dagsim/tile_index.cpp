@@ -40,4 +40,12 @@ ItemKey TileIndex::item_key(int id) const { return key_in(item_base_, kv_tiles_,
 ItemKey TileIndex::dq_key(int id) const { return key_in(dq_base_, q_tiles_, id); }
 ItemKey TileIndex::dkv_key(int id) const { return key_in(dkv_base_, kv_tiles_, id); }
 
+std::vector<std::int64_t> TileIndex::dq_kv_offsets() const {
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(num_dq_tiles()) + 1, 0);
+  for (int id = 0; id < num_dq_tiles(); ++id) {
+    offsets[id + 1] = offsets[id] + kv_tiles(dq_key(id).batch);
+  }
+  return offsets;
+}
+
 }  // namespace dash::sim

@@ -35,6 +35,10 @@ class TileIndex {
   [[nodiscard]] int kv_tiles(int b) const { return kv_tiles_[b]; }
   [[nodiscard]] int max_q_tiles() const { return max_q_tiles_; }
 
+  /// Offsets into a flat array with one slot per (dQ tile, KV tile of its batch): the slot of KV
+  /// tile j for dQ tile id is offsets[id] + j; offsets.back() is the array's size.
+  [[nodiscard]] std::vector<std::int64_t> dq_kv_offsets() const;
+
  private:
   int q_heads_;
   int kv_heads_;

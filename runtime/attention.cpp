@@ -246,11 +246,8 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
   if (schedule.ctas.empty()) user_error("schedule has no CTAs");
 
   sim::TileIndex const index(p);
-  // rank_of[dq_base_off[id] + kv] = rank of kv tile `kv` in dQ tile `id`'s order.
-  std::vector<std::int64_t> dq_off(static_cast<std::size_t>(index.num_dq_tiles()) + 1, 0);
-  for (int id = 0; id < index.num_dq_tiles(); ++id) {
-    dq_off[id + 1] = dq_off[id] + index.kv_tiles(index.dq_key(id).batch);
-  }
+  // rank_of[dq_off[id] + kv] = rank of kv tile `kv` in dQ tile `id`'s order.
+  std::vector<std::int64_t> const dq_off = index.dq_kv_offsets();
   std::vector<int> rank_of(static_cast<std::size_t>(dq_off.back()), -1);
   for (std::size_t id = 0; id < schedule.dq_order.size(); ++id) {
     auto const& order = schedule.dq_order[id];

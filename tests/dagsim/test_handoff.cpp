@@ -1,10 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <vector>
+
 #include "dagsim/handoff.h"
 #include "dagsim/machine.h"
 #include "dagsim/problem.h"
 #include "dagsim/schedule.h"
 #include "dagsim/strategies.h"
+#include "dagsim/tile_index.h"
 #include "dagsim/validate.h"
 
 namespace {
@@ -67,4 +71,18 @@ TEST_CASE("tight_handoff_share separates staggered from side-by-side strategies 
       CHECK(tight_handoff_share(causal, make_strategy("descending", causal, h200)) > 0.5);
     }
   }
+}
+
+TEST_CASE("TileIndex::dq_kv_offsets gives each dQ tile its batch's KV tiles, varlen too") {
+  Problem p;
+  p.batch = 2;
+  p.q_heads = p.kv_heads = 2;
+  p.tile_m = 64;
+  p.tile_n = 128;
+  p.seqlens_q = {128, 64};   // 2 and 1 Q tiles
+  p.seqlens_k = {384, 128};  // 3 and 1 KV tiles
+  TileIndex const index(p);
+  auto const offsets = index.dq_kv_offsets();
+  // dQ tiles: batch 0 has 2 heads x 2 Q tiles (3 slots each), batch 1 has 2 heads x 1 (1 slot).
+  CHECK(offsets == std::vector<std::int64_t>{0, 3, 6, 9, 12, 13, 14});
 }
