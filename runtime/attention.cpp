@@ -295,11 +295,12 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
     }
   }
 
-  // The later ticket release (head_dim 64) only where at most a quarter of the hand-offs are due
-  // at the same lock-step position or earlier: elsewhere it would lengthen every chain
-  // (docs/results/2026-11-29-h200-runtime-layout.md). Persistent grids only: in a dynamic launch
-  // CTAs start in waves, which lock-step positions do not model, and the earlier release is safe.
-  s.release_after_softmax = schedule.launch == sim::LaunchModel::kPersistent &&
+  // The later ticket release (the head_dim 64 kernels have it) only where at most a quarter of
+  // the hand-offs are due at the same lock-step position or earlier: elsewhere it would lengthen
+  // every chain (docs/results/2026-11-29-h200-runtime-layout.md). Persistent grids only: in a
+  // dynamic launch CTAs start in waves, which lock-step positions do not model, and the earlier
+  // release is safe.
+  s.release_after_softmax = p.head_dim == 64 && schedule.launch == sim::LaunchModel::kPersistent &&
                             sim::tight_handoff_share(p, schedule) <= 0.25;
   s.cta_begin = upload(cta_begin);
   s.items = upload(items);
