@@ -65,7 +65,7 @@ Sizes sizes_of(sim::Problem const& p) {
     s.total_q += p.len_q(b);
     s.total_k += p.len_k(b);
   }
-  s.rows_padded = (s.total_q + kKernelTileM - 1) / kKernelTileM * kKernelTileM + kKernelTileM;
+  s.rows_padded = (s.total_q + p.tile_m - 1) / p.tile_m * p.tile_m + p.tile_m;
   sim::TileIndex const index(p);
   s.dq_tiles = index.num_dq_tiles();
   s.dkv_tiles = p.is_gqa() ? index.num_dkv_tiles() : 0;
@@ -102,9 +102,9 @@ void check_problem(sim::Problem const& p) {
   if (p.head_dim != 64 && p.head_dim != 128) {
     user_error("head_dim {} is not supported by the CUDA kernels (64 or 128)", p.head_dim);
   }
-  if (p.tile_m != kKernelTileM || p.tile_n != kKernelTileN) {
-    user_error("the CUDA kernels use {}x{} tiles (tile_m x tile_n), the problem has {}x{}", kKernelTileM,
-               kKernelTileN, p.tile_m, p.tile_n);
+  if (p.tile_m != kernel_tile_m(p.head_dim) || p.tile_n != kKernelTileN) {
+    user_error("the CUDA kernels use {}x{} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
+               kernel_tile_m(p.head_dim), kKernelTileN, p.head_dim, p.tile_m, p.tile_n);
   }
   Sizes const s = sizes_of(p);
   // Element offsets inside one tensor stay below 2^31 per row index; the kernels index rows in int.
@@ -225,7 +225,7 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
   sim::Problem const& p = s.problem;
   KernelKey wanted;
   wanted.head_dim = p.head_dim;
-  wanted.tile_m = kKernelTileM;
+  wanted.tile_m = p.tile_m;
   wanted.tile_n = kKernelTileN;
   wanted.mask_kind = static_cast<int>(p.mask.kind);
   wanted.dtype = s.dtype;

@@ -48,10 +48,6 @@ struct AttentionTensors {
 /// Strides of a contiguous (batch, seqlen, heads, head_dim) tensor, or (total, heads, head_dim).
 TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim);
 
-/// The kernel's tiles: a problem must use them (refused otherwise).
-inline constexpr int kKernelTileM = 64;
-inline constexpr int kKernelTileN = 128;
-
 /// Bytes of device workspace the backward pass of `problem` needs (accumulators, tickets,
 /// per-row statistics); Attention allocates it itself.
 std::size_t backward_workspace_bytes(sim::Problem const& problem);
@@ -59,7 +55,7 @@ std::size_t backward_workspace_bytes(sim::Problem const& problem);
 
 class Attention {
  public:
-  /// Checks the problem (head_dim 64/128, the kernel's tiles) and allocates the workspace on the
+  /// Checks the problem (head_dim 64/128, the kernel's tiles: kernel_tile_m x kKernelTileN) and allocates the workspace on the
   /// current device. Throws UserError on an unsupported problem.
   Attention(sim::Problem problem, DType dtype, float softmax_scale);
   ~Attention();

@@ -5,13 +5,13 @@
 // replaces the bodies of the `dash::hook` functions and the values of the `dash::constant`
 // variables; everything else stays. Keep heavy headers (cub, thrust) out: clang parses this file.
 //
-// One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles (kTileM = 64 rows)
-// the schedule gives it. Per step, transposed so that dK/dV stay in registers for the whole walk:
+// One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles (TM rows: 128 at
+// head_dim 64, 64 at 128, kernel_tile_m) the schedule gives it. Per step, transposed so that dK/dV stay in registers for the whole walk:
 //   S^T = K Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V dO^T,
 //   dS^T = P^T o (dP^T - dPsum), dV += P^T dO, dK += dS^T Q, dQ_i = dS K.
-// S^T and dP^T are split over 4 x 2 warps (32 KV rows x 32 Q rows each); P^T and dS^T go through
-// shared memory; dK/dV over 4 x 2 warps (32 KV rows x D/2 columns each), dQ over 2 x 4 (d128) or
-// 4 x 2 (d64) warps. Shared-memory reads per step are about 15 % lower than with each warp owning
+// S^T and dP^T are split over 4 x 2 warps (32 KV rows x TM/2 Q rows each); P^T and dS^T go through
+// shared memory; dK/dV over 4 x 2 warps (32 KV rows x D/2 columns each), dQ over TM/32 x 8/(TM/32)
+// warps of 32 x 32. Shared-memory reads per step are about 15 % lower than with each warp owning
 // 16 KV rows over the whole head dimension, which read all of Q and dO in every warp twice.
 // Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
 // barriers at the top (the tiles landed, the previous step's buffers are free), after the softmax
@@ -35,14 +35,16 @@ namespace {
 [[clang::annotate("dash::constant")]] constexpr int kHeadDim = 0;    // 0: both 64 and 128
 [[clang::annotate("dash::constant")]] constexpr int kDType = -1;     // -1: bf16 and fp16
 [[clang::annotate("dash::constant")]] constexpr int kMaskKind = -1;  // -1: runtime flag
-[[clang::annotate("dash::constant")]] constexpr int kTileM = 64;
+[[clang::annotate("dash::constant")]] constexpr int kTileM = 0;     // 0: kernel_tile_m(head dim)
 [[clang::annotate("dash::constant")]] constexpr int kTileN = 128;
 [[clang::annotate("dash::constant")]] constexpr std::uint64_t kScheduleHash = 0;  // 0: tables
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 static_assert(kTileN == 32 * 4 && kWarps == 8, "4 x 32 KV rows by 2 Q-row or head-dim halves");
-static_assert(kTileM == 64, "the dQ split over the 8 warps assumes 64 Q rows");
+/// Q rows of a step at head dim D.
+template <int D>
+constexpr int kTileMOf = kTileM > 0 ? kTileM : kernel_tile_m(D);
 
 // ---- Schedule hooks (codegen replaces the bodies) ---------------------------------------------
 [[clang::annotate("dash::hook")]] __device__ inline WorkItemRef
@@ -165,17 +167,18 @@ __device__ __forceinline__ void red_add4(float* p, float4 v) {
 template <int D, int DT>
 struct SharedStorage {
   using T = typename warp::Elem<DT>::T;
+  static constexpr int TM = kTileMOf<D>;
   struct Stage {
-    T q[kTileM * D];
-    T dout[kTileM * D];
-    float lse[kTileM];
-    float dpsum[kTileM];
+    T q[TM * D];
+    T dout[TM * D];
+    float lse[TM];
+    float dpsum[TM];
   };
   T k[kTileN * D];
   T v[kTileN * D];
   Stage stage[2];
-  T pt[kTileN * kTileM];  // P^T, [kv row][q row]
-  T ds[kTileN * kTileM];  // dS^T, [kv row][q row]
+  T pt[kTileN * TM];  // P^T, [kv row][q row]
+  T ds[kTileN * TM];  // dS^T, [kv row][q row]
 };
 
 __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int row, int col,
@@ -197,10 +200,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   using T = typename E::T;
   using Smem = SharedStorage<D, DT>;
   using Stage = typename Smem::Stage;
+  constexpr int TM = Smem::TM;
+  static_assert(TM == 64 || TM == 128, "Q tiles of 64 or 128 rows (two or four 16-row blocks per warp)");
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   constexpr std::uint32_t kStageBytes = sizeof(Stage);
-  constexpr std::uint32_t kDoutOff = kTileM * D * sizeof(T);  // dout from q within a stage
+  constexpr std::uint32_t kDoutOff = TM * D * sizeof(T);  // dout from q within a stage
   static_assert(kStageBytes % 128 == 0 && kDoutOff % 128 == 0 && (kTileN * D * sizeof(T)) % 128 == 0,
                 "tiles on 128-byte boundaries");
 
@@ -222,28 +227,30 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   std::uint32_t const v_p1 = k_p1 + kTileN * D * sizeof(T);
   std::uint32_t const q_p1 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p1_row(lane), warp::p1_chunk(lane));
   std::uint32_t const q_p2 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p2_row(lane), warp::p2_chunk(lane));
-  // dQ = dS K: warp w takes kDqRows Q rows from mq0 and kDqCols d columns from d0 (32 x 32 at
-  // head_dim 128, 16 x 32 at 64: the fewest shared-memory bytes per warp for dS and K).
-  constexpr int kDqRows = D == 128 ? 32 : 16;
-  constexpr int kDqRowGroups = kTileM / kDqRows;
+  // dQ = dS K: warp w takes kDqRows Q rows from mq0 and kDqCols d columns from d0 (32 x 32, or
+  // 16 x 32 for 64 x 64: the fewest shared-memory bytes per warp for dS and K).
+  constexpr int kDqRows = TM * D >= 64 * 128 ? 32 : 16;
+  constexpr int kDqRowGroups = TM / kDqRows;
   constexpr int kDqCols = D / (kWarps / kDqRowGroups);
   int const mq0 = (wid % kDqRowGroups) * kDqRows;
   int const d0 = (wid / kDqRowGroups) * kDqCols;
-  std::uint32_t const ds_dq = warp::swz_frag<kTileM>(
-      warp::swz_lane<kTileM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
-  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows 32 wq.. (4 x 2 warps);
+  std::uint32_t const ds_dq = warp::swz_frag<TM>(
+      warp::swz_lane<TM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
+  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows kWarpQ wq.. (4 x 2 warps);
   // dK / dV: KV rows 32 wkv.. and head-dim columns D/2 wd.. (4 x 2 warps). P^T and dS^T go through
   // shared memory between the two.
   int const wkv = wid & 3;
   int const wq = wid >> 2;
   int const wd = wid >> 2;
-  constexpr std::uint32_t kPtToDs = kTileN * kTileM * sizeof(T);  // sm.ds from sm.pt
+  constexpr int kWarpQ = TM / 2;       // Q rows of a warp's S^T / dP^T block
+  constexpr int kQn8 = kWarpQ / 8;     // its n8 blocks
+  constexpr std::uint32_t kPtToDs = kTileN * TM * sizeof(T);  // sm.ds from sm.pt
   std::uint32_t const pt_p1 =
-      warp::swz_lane<kTileM>(warp::smem_addr(sm.pt), warp::p1_row(lane), warp::p1_chunk(lane));
-  // P^T / dS^T stores: row 32 wkv + gq (+ 16 mb + 8 half), columns 32 wq + 8 nb + 2 t4: bits 4..6
-  // of the row's base hold gq, flipped by the chunk 4 wq + nb.
+      warp::swz_lane<TM>(warp::smem_addr(sm.pt), warp::p1_row(lane), warp::p1_chunk(lane));
+  // P^T / dS^T stores: row 32 wkv + gq (+ 16 mb + 8 half), columns kWarpQ wq + 8 nb + 2 t4: bits
+  // 4..6 of the row's base hold gq, flipped by the low three bits of the chunk kQn8 wq + nb.
   std::uint32_t const pt_st = static_cast<std::uint32_t>(
-      reinterpret_cast<unsigned char*>(sm.pt) - smem_raw + (wkv * 32 + gq) * kTileM * 2 + gq * 16 + t4 * 4);
+      reinterpret_cast<unsigned char*>(sm.pt) - smem_raw + (wkv * 32 + gq) * TM * 2 + gq * 16 + t4 * 4);
 
   // Deterministic mode: the dQ ticket of the previous step, released after a later CTA barrier
   // instead of behind a barrier of its own: one barrier less per step, and the reds have that
@@ -286,18 +293,18 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     std::int64_t const stat_row0 = std::int64_t{h} * g.rows_padded + q_row0;
     // The dQ tiles of this (batch, head) are dq_tile0 + i. Read once per item: a per-step read sat
     // right before the ticket wait, after the acquire loads had invalidated L1.
-    int const dq_tile0 = p.tables.dq_tile_base[b] + h * ((len_q + kTileM - 1) / kTileM);
+    int const dq_tile0 = p.tables.dq_tile_base[b] + h * ((len_q + TM - 1) / TM);
 
     auto load_q_step = [&](int i, Stage& st) {
-      int const m0 = i * kTileM;
-      int const valid = min(kTileM, len_q - m0);
-      warp::load_tile_async<D, kTileM, kThreads>(st.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, valid);
-      warp::load_tile_async<D, kTileM, kThreads>(st.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
+      int const m0 = i * TM;
+      int const valid = min(TM, len_q - m0);
+      warp::load_tile_async<D, TM, kThreads>(st.q, q_ptr + m0 * p.q.row_stride, p.q.row_stride, valid);
+      warp::load_tile_async<D, TM, kThreads>(st.dout, do_ptr + m0 * p.dout.row_stride, p.dout.row_stride,
                                                  valid);
-      if (tid < 2 * kTileM) {
+      if (tid < 2 * TM) {
         // rows_padded leaves a tile of slack past total_q, so these reads stay in bounds.
-        float const* src = (tid < kTileM ? p.lse_log2 : p.dpsum) + stat_row0 + m0 + (tid % kTileM);
-        float* dst = (tid < kTileM ? st.lse : st.dpsum) + (tid % kTileM);
+        float const* src = (tid < TM ? p.lse_log2 : p.dpsum) + stat_row0 + m0 + (tid % TM);
+        float* dst = (tid < TM ? st.lse : st.dpsum) + (tid % TM);
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(warp::smem_addr(dst)), "l"(src));
       }
       warp::cp_async_commit();
@@ -327,7 +334,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
     for (int t = 0; t < item.num_steps; ++t) {
       int const i = i_cur;
-      int const m0 = i * kTileM;
+      int const m0 = i * TM;
       // Asked for at the top of the step, used only at its end: a rank read from a table (the
       // generic kernel's, or a generated kernel's compact one with a dependent second load) then
       // has the whole step to arrive instead of stalling right before the ticket wait.
@@ -340,13 +347,13 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
 
-      // S^T and dP^T: this warp's 32 KV rows x 32 Q rows, as 2 m16 x 4 n8 blocks.
-      float s[2][4][4];
-      float dp[2][4][4];
+      // S^T and dP^T: this warp's 32 KV rows x kWarpQ Q rows, as 2 m16 x kQn8 n8 blocks.
+      float s[2][kQn8][4];
+      float dp[2][kQn8][4];
 #pragma unroll
       for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb) {
+        for (int nb = 0; nb < kQn8; ++nb) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) s[mb][nb][e] = dp[mb][nb][e] = 0.f;
         }
@@ -362,10 +369,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
           warp::ldmatrix_x4(av[mb], warp::swz_frag<D>(v_p1, wkv * 32 + mb * 16, 2 * kk));
         }
 #pragma unroll
-        for (int np = 0; np < 2; ++np) {
+        for (int np = 0; np < kQn8 / 2; ++np) {
           std::uint32_t bq[4];
           std::uint32_t bo[4];
-          std::uint32_t const at = warp::swz_frag<D>(qs_p2, wq * 32 + np * 16, 2 * kk);
+          std::uint32_t const at = warp::swz_frag<D>(qs_p2, wq * kWarpQ + np * 16, 2 * kk);
           warp::ldmatrix_x4(bq, at);
           warp::ldmatrix_x4(bo, at + kDoutOff);
 #pragma unroll
@@ -381,13 +388,14 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // P^T and dS^T into shared memory (bf16/fp16). Tiles that the mask and the lengths leave
       // whole take the branch-free path.
       bool const whole = mask_kind == kMaskFull
-                             ? (m0 + kTileM <= len_q && n0 + kTileN <= len_k)
-                             : (visible(g, mask_kind, m0 + kTileM - 1, n0, len_q, len_k) &&
+                             ? (m0 + TM <= len_q && n0 + kTileN <= len_k)
+                             : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
                                 visible(g, mask_kind, m0, n0 + kTileN - 1, len_q, len_k));
       auto softmax_grad = [&](auto masked) {
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb) {
-          int const qc = wq * 32 + nb * 8 + 2 * t4;
+        for (int nb = 0; nb < kQn8; ++nb) {
+          int const qc = wq * kWarpQ + nb * 8 + 2 * t4;
+          int const chunk = wq * kQn8 + nb;
           float2 const lse = *reinterpret_cast<float2 const*>(st.lse + qc);
           float2 const dps = *reinterpret_cast<float2 const*>(st.dpsum + qc);
 #pragma unroll
@@ -407,11 +415,11 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
               dsv[e] = pe * (dp[mb][nb][e] - ((e & 1) ? dps.y : dps.x));
             }
             std::uint32_t const at =
-                (pt_st ^ static_cast<std::uint32_t>((wq * 4 + nb) * 16)) + mb * 16 * kTileM * 2;
+                (pt_st ^ static_cast<std::uint32_t>((chunk & 7) * 16)) + (chunk & ~7) * 16 + mb * 16 * TM * 2;
             *reinterpret_cast<std::uint32_t*>(smem_raw + at) = E::pack(pv[0], pv[1]);
-            *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * kTileM * 2) = E::pack(pv[2], pv[3]);
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * TM * 2) = E::pack(pv[2], pv[3]);
             *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs) = E::pack(dsv[0], dsv[1]);
-            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs + 8 * kTileM * 2) =
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs + 8 * TM * 2) =
                 E::pack(dsv[2], dsv[3]);
           }
         }
@@ -428,12 +436,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // from the P^T / dS^T tiles; B fragments [k = Q row][n = d], transposed loads).
       std::uint32_t const qs_p1 = q_p1 + stage_off;
 #pragma unroll
-      for (int kk = 0; kk < kTileM / 16; ++kk) {
+      for (int kk = 0; kk < TM / 16; ++kk) {
         std::uint32_t ap[2][4];
         std::uint32_t ads[2][4];
 #pragma unroll
         for (int mb = 0; mb < 2; ++mb) {
-          std::uint32_t const at = warp::swz_frag<kTileM>(pt_p1, wkv * 32 + mb * 16, 2 * kk);
+          std::uint32_t const at = warp::swz_frag<TM>(pt_p1, wkv * 32 + mb * 16, 2 * kk);
           warp::ldmatrix_x4(ap[mb], at);
           warp::ldmatrix_x4(ads[mb], at + kPtToDs);
         }
@@ -475,7 +483,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         std::uint32_t a[kDqRows / 16][4];
 #pragma unroll
         for (int mb = 0; mb < kDqRows / 16; ++mb) {
-          warp::ldmatrix_x4_trans(a[mb], warp::swz_frag<kTileM>(ds_dq, kk * 16, 2 * mb));
+          warp::ldmatrix_x4_trans(a[mb], warp::swz_frag<TM>(ds_dq, kk * 16, 2 * mb));
         }
 #pragma unroll
         for (int np = 0; np < kDqCols / 16; ++np) {
@@ -495,7 +503,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // that the adds are 16-byte vector reductions over whole row segments: half the reduction
       // instructions of adding the fragments where they are.
       constexpr int kRowBytes = kDqCols * 4;
-      static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes <= 2 * kTileM * D * 2,
+      static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes <= 2 * TM * D * 2,
                     "8 chunks per staged row; the slices fit in a stage's Q and dO");
       unsigned char* slice = reinterpret_cast<unsigned char*>(&sm.stage[t & 1]) + wid * kDqRows * kRowBytes;
 #pragma unroll
@@ -633,7 +641,7 @@ int ctas_per_sm() {
 
 template <int D, int DT>
 void register_variant() {
-  KernelKey const key{D, kTileM, kTileN, kMaskKind, static_cast<DType>(DT), kScheduleHash};
+  KernelKey const key{D, kTileMOf<D>, kTileN, kMaskKind, static_cast<DType>(DT), kScheduleHash};
   register_bwd_kernel(key, &launch<D, DT>, &ctas_per_sm<D, DT>,
                       kScheduleHash == 0 ? "generic-mma-sync" : "generated-mma-sync");
 }

@@ -31,7 +31,7 @@ sim::Problem make_problem(int batch, int hq, int hk, int sq, int sk, int d, sim:
   p.seqlen_q = sq;
   p.seqlen_k = sk;
   p.head_dim = d;
-  p.tile_m = kKernelTileM;
+  p.tile_m = kernel_tile_m(d);
   p.tile_n = kKernelTileN;
   p.mask = mask;
   return p;
@@ -276,14 +276,14 @@ TEST_CASE("bad input is refused with a UserError", "[gpu]") {
 TEST_CASE("registry: generic kernels for both head dims and dtypes, specializations by key", "[gpu]") {
   for (int d : {64, 128}) {
     for (DType t : {DType::kBf16, DType::kFp16}) {
-      KernelKey key{d, kKernelTileM, kKernelTileN, kMaskCausal, t, 12345};
+      KernelKey key{d, kernel_tile_m(d), kKernelTileN, kMaskCausal, t, 12345};
       BwdKernel const k = find_bwd_kernel(key);
       CHECK(k.key.schedule_hash == 0);
       CHECK(k.key.head_dim == d);
       CHECK(k.launch != nullptr);
     }
   }
-  KernelKey bad{96, kKernelTileM, kKernelTileN, -1, DType::kBf16, 0};
+  KernelKey bad{96, 64, kKernelTileN, -1, DType::kBf16, 0};
   CHECK_THROWS_AS(find_bwd_kernel(bad), UserError);
   sim::Problem const p = make_problem(1, 1, 1, 128, 128, 64, full());
   sim::Schedule const a = simple_schedule(p, false, sim::LaunchModel::kPersistent);

@@ -27,7 +27,7 @@ std::vector<sim::Problem> default_set_shapes() {
       p.head_dim = d;
       p.q_heads = p.kv_heads = 2048 / d;
       p.seqlen_q = p.seqlen_k = 8192;
-      p.tile_m = kKernelTileM;
+      p.tile_m = kernel_tile_m(d);
       p.tile_n = kKernelTileN;
       p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
       shapes.push_back(p);

@@ -42,7 +42,7 @@ sim::Problem grid_problem(int d, int s, bool causal) {
   p.q_heads = p.kv_heads = 2048 / d;
   p.batch = 16384 / s;
   p.seqlen_q = p.seqlen_k = s;
-  p.tile_m = kKernelTileM;
+  p.tile_m = kernel_tile_m(d);
   p.tile_n = kKernelTileN;
   p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
   return p;
