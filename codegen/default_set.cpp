@@ -7,6 +7,7 @@
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
+#include "runtime/kernel_params.h"
 
 namespace dash::codegen {
 
@@ -41,8 +42,8 @@ std::vector<DefaultShape> default_shapes() {
       problem.head_dim = head_dim;
       problem.q_heads = problem.kv_heads = 2048 / head_dim;
       problem.seqlen_q = problem.seqlen_k = 8192;
-      problem.tile_m = 64;
-      problem.tile_n = 128;
+      problem.tile_m = rt::kernel_tile_m(head_dim);
+      problem.tile_n = rt::kKernelTileN;
       problem.mask.kind = kind;
       shapes.push_back({problem, sim::machine_preset("h200")});
     }

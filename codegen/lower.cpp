@@ -10,6 +10,7 @@
 #include "codegen/verify.h"
 #include "dagsim/error.h"
 #include "dagsim/validate.h"
+#include "runtime/kernel_params.h"
 
 namespace dash::codegen {
 
@@ -18,10 +19,6 @@ namespace {
 // Tables are embedded as source text: beyond this a generated file stops being reviewable or fast
 // to compile, and int offsets could overflow.
 constexpr std::size_t kMaxTableEntries = std::size_t{1} << 22;
-
-// The template's Q and KV tile rows (kTileM, kTileN in runtime/bwd_main.cu).
-constexpr int kTemplateTileM = 64;
-constexpr int kTemplateTileN = 128;
 
 QOrderForm q_form(char const* kind) {
   QOrderForm q;
@@ -359,9 +356,10 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
   if (problem.head_dim != 64 && problem.head_dim != 128) {
     user_error("generate: head-dim {} has no kernel: the template supports 64 and 128", problem.head_dim);
   }
-  if (problem.tile_m != kTemplateTileM || problem.tile_n != kTemplateTileN) {
-    user_error("generate: tiles {}x{} have no kernel: the template's tiles are {}x{}", problem.tile_m,
-               problem.tile_n, kTemplateTileM, kTemplateTileN);
+  if (problem.tile_m != rt::kernel_tile_m(problem.head_dim) || problem.tile_n != rt::kKernelTileN) {
+    user_error("generate: tiles {}x{} have no kernel: the template's tiles at head-dim {} are {}x{}",
+               problem.tile_m, problem.tile_n, problem.head_dim, rt::kernel_tile_m(problem.head_dim),
+               rt::kKernelTileN);
   }
   KernelSpec spec = spec_header(problem, machine, schedule, dtype);
   spec.form = lower_form(spec, problem, schedule, options);

@@ -20,9 +20,10 @@ struct LowerOptions {
   /// on every step, so by default a rank table is used instead.
   bool count_arrivals = false;
   /// Offer the "waves" dQ rank: the same arrival order in closed form (no loop, no table) where
-  /// it holds (strided work with rotated walks on whole heads: shift on a full mask). Not yet
-  /// timed on a GPU, so off by default; the default set keeps its rank tables.
-  bool wave_ranks = false;
+  /// it holds (strided work with rotated walks on whole heads: shift on a full mask). Measured on
+  /// an H200 faster than the rank table (docs/results/2026-11-29-h200-tile128.md), so on by
+  /// default.
+  bool wave_ranks = true;
 };
 
 /// Throws UserError on an invalid schedule, a varlen problem or an unknown dtype ("bf16", "fp16").

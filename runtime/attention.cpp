@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "dagsim/error.h"
-#include "dagsim/handoff.h"
 #include "dagsim/machine.h"
 #include "dagsim/tile_index.h"
 #include "dagsim/validate.h"
@@ -135,7 +134,6 @@ struct Attention::State {
   DeviceBuffer cta_begin, items, steps, item_dkv_rank, zero_rows;
   int zero_row_count = 0;
   ScheduleTables tables;
-  bool release_after_softmax = false;
   BwdKernel kernel;
   int grid = 0;
   int ctas_per_sm = 0;
@@ -295,13 +293,6 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
     }
   }
 
-  // The later ticket release (the head_dim 64 kernels have it) only where at most a quarter of
-  // the hand-offs are due at the same lock-step position or earlier: elsewhere it would lengthen
-  // every chain (docs/results/2026-11-29-h200-runtime-layout.md). Persistent grids only: in a
-  // dynamic launch CTAs start in waves, which lock-step positions do not model, and the earlier
-  // release is safe.
-  s.release_after_softmax = p.head_dim == 64 && schedule.launch == sim::LaunchModel::kPersistent &&
-                            sim::tight_handoff_share(p, schedule) <= 0.25;
   s.cta_begin = upload(cta_begin);
   s.items = upload(items);
   s.steps = upload(steps);
@@ -383,7 +374,6 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   p.dq_ticket = tickets;
   p.dkv_ticket = tickets + sz.dq_tiles;
   p.deterministic = reduction == Reduction::kDeterministic ? 1 : 0;
-  p.release_after_softmax = s.release_after_softmax ? 1 : 0;
   p.tables = s.tables;
   s.kernel.launch(p, s.grid, stream);
 

@@ -191,10 +191,7 @@ __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int ro
   return col >= diag - left && col <= diag + right;
 }
 
-/// kLateRelease: release a dQ ticket after the next step's softmax barrier instead of its top one
-/// (head_dim 64 only; BwdParams::release_after_softmax picks the instantiation). A compile-time
-/// choice: as a runtime branch the later release measured no faster than the early one.
-template <int D, int DT, bool kLateRelease>
+template <int D, int DT>
 __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p) {
   using E = warp::Elem<DT>;
   using T = typename E::T;
@@ -254,13 +251,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
   // Deterministic mode: the dQ ticket of the previous step, released after a later CTA barrier
   // instead of behind a barrier of its own: one barrier less per step, and the reds have that
-  // long to drain before the release's fence waits for them. Which barrier: the top one of the
-  // next step (or the end of the item); with kLateRelease (head_dim 64, steps half as long, when
-  // the schedule leaves the next rank a step of slack) the one after the next step's softmax, so
-  // that the fence finds the reds drained instead of holding warp 0, and with it the CTA.
-  // Where the next rank is due in the same step (lock-step orders: descending, fa3) the later
-  // release would sit on the critical path. Measured: docs/results/2026-11-29-h200-runtime-layout.md.
-  static_assert(!kLateRelease || D == 64, "the later release is measured at head_dim 64 only");
+  // long to drain before the release's fence waits for them: the top barrier of the next step (or
+  // the end of the item). Releasing after the next step's softmax barrier instead measured slower
+  // with 128-row tiles at head_dim 64 on every strategy (docs/results/2026-11-29-h200-tile128.md).
   int* pending_ticket = nullptr;
   int pending_value = 0;
   auto release_pending = [&] {
@@ -343,7 +336,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
       __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds free)
-      if constexpr (!kLateRelease) release_pending();
+      release_pending();
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
 
@@ -430,7 +423,6 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         softmax_grad(std::true_type{});
       }
       __syncthreads();  // P^T and dS^T complete
-      if constexpr (kLateRelease) release_pending();
 
       // dV += P^T dO and dK += dS^T Q over this warp's 32 KV rows and D/2 columns (A fragments
       // from the P^T / dS^T tiles; B fragments [k = Q row][n = d], transposed loads).
@@ -538,9 +530,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       i_cur = i_next;
       i_next = i_after;
     }
-    if (pending_ticket != nullptr) {  // the item's last step: a barrier of its own
-      release_turn(pending_ticket, pending_value);
-      pending_ticket = nullptr;
+    if (pending_ticket != nullptr) {  // the item's last step: a barrier of its own (CTA-uniform branch)
+      __syncthreads();
+      release_pending();
     }
 
     // dK (times the softmax scale) and dV of this warp's 32 KV rows and D/2 columns.
@@ -599,43 +591,21 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 }
 
 // ---- Host side: launch and registration --------------------------------------------------------
-template <int D, int DT, bool kLateRelease>
-void launch_instance(BwdParams const& params, int grid, cudaStream_t stream) {
+template <int D, int DT>
+void launch(BwdParams const& params, int grid, cudaStream_t stream) {
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
-  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT, kLateRelease>), kSmem);
-  bwd_main_kernel<D, DT, kLateRelease><<<grid, kThreads, kSmem, stream>>>(params);
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
+  bwd_main_kernel<D, DT><<<grid, kThreads, kSmem, stream>>>(params);
   DASH_CUDA_CHECK_LAUNCH();
 }
 
-template <int D, int DT>
-void launch(BwdParams const& params, int grid, cudaStream_t stream) {
-  if constexpr (D == 64) {
-    if (params.deterministic != 0 && params.release_after_softmax != 0) {
-      launch_instance<D, DT, true>(params, grid, stream);
-      return;
-    }
-  }
-  launch_instance<D, DT, false>(params, grid, stream);
-}
-
-template <int D, int DT, bool kLateRelease>
-int ctas_per_sm_of() {
-  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
-  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT, kLateRelease>), kSmem);
-  int blocks = 0;
-  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT, kLateRelease>,
-                                                                kThreads, kSmem));
-  return blocks;
-}
-
-/// Resident CTAs per SM: the fewer of the instantiations a launch may pick.
+/// Resident CTAs per SM.
 template <int D, int DT>
 int ctas_per_sm() {
-  int const blocks = ctas_per_sm_of<D, DT, false>();
-  if constexpr (D == 64) {
-    int const late = ctas_per_sm_of<D, DT, true>();
-    return late < blocks ? late : blocks;
-  }
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
+  int blocks = 0;
+  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT>, kThreads, kSmem));
   return blocks;
 }
 

@@ -106,10 +106,6 @@ struct BwdParams {
   int* dq_ticket = nullptr;
   int* dkv_ticket = nullptr;
   int deterministic = 1;
-  /// Deterministic mode, head_dim 64: release a dQ ticket after the next step's softmax barrier
-  /// instead of its top one: the launch picks that kernel instantiation (set by the host from the
-  /// schedule's slack; docs/schedule-protocol.md).
-  int release_after_softmax = 0;
   ScheduleTables tables;
 };
 

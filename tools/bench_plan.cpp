@@ -8,6 +8,7 @@
 #include "dagsim/error.h"
 #include "dagsim/flops.h"
 #include "dagsim/strategies.h"
+#include "runtime/kernel_params.h"
 
 namespace dash::cli {
 namespace {
@@ -95,7 +96,7 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
         p.q_heads = p.kv_heads = grid.hidden / d;
         p.seqlen_q = p.seqlen_k = s;
         p.head_dim = d;
-        p.tile_m = grid.tile_m;
+        p.tile_m = grid.tile_m > 0 ? grid.tile_m : rt::kernel_tile_m(d);
         p.tile_n = grid.tile_n;
         p.mask = mask;
         sim::validate_problem(p);

@@ -29,7 +29,7 @@ struct BenchGrid {
   std::vector<int> head_dims{64, 128};
   std::vector<int> seqlens{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<sim::Mask> masks{sim::Mask{sim::MaskKind::kFull}, sim::Mask{sim::MaskKind::kCausal}};
-  int tile_m = 64;
+  int tile_m = 0;  ///< 0: the CUDA kernel's for each head dim (rt::kernel_tile_m)
   int tile_n = 128;
 };
 

@@ -30,7 +30,7 @@ struct GenerateOptions {
   std::string template_path;
   std::string dtype = "bf16";
   bool default_set = false;
-  bool wave_ranks = false;
+  bool wave_ranks = true;
 };
 
 #if DASH_HAVE_CODEGEN
@@ -114,9 +114,9 @@ void setup_generate(CLI::App& app) {
   sub->add_option("--dtype", opts->dtype, "bf16 | fp16")->capture_default_str();
   sub->add_flag("--default-set", opts->default_set,
                 "the H200 set checked into generated/ (d64, d128 x full, causal)");
-  sub->add_flag("--wave-ranks", opts->wave_ranks,
-                "offer closed-form arrival ranks where they hold (shift, full mask); not yet timed "
-                "on a GPU, so off by default");
+  sub->add_flag("--wave-ranks,!--no-wave-ranks", opts->wave_ranks,
+                "closed-form arrival ranks where they hold (shift, full mask; the default), or rank "
+                "tables");
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
 #if DASH_HAVE_CODEGEN

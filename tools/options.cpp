@@ -12,6 +12,7 @@
 #include "dagsim/strategies.h"
 #include "dagsim/trace.h"
 #include "dagsim/validate.h"
+#include "runtime/kernel_params.h"
 
 namespace dash::cli {
 namespace {
@@ -33,7 +34,11 @@ sim::Problem apply_problem_flags(sim::Problem p, CommonOptions const& o, bool al
   }
   if (o.has("seqlen-k")) p.seqlen_k = o.seqlen_k;
   if (set("head-dim")) p.head_dim = o.head_dim;
-  if (set("tile-m")) p.tile_m = o.tile_m;
+  if (o.has("tile-m")) {
+    p.tile_m = o.tile_m;
+  } else if (all) {
+    p.tile_m = rt::kernel_tile_m(p.head_dim);
+  }
   if (set("tile-n")) p.tile_n = o.tile_n;
   if (set("mask")) p.mask = sim::parse_mask(o.mask);
   if (o.has("seqlens-k") && !o.has("seqlens")) user_error("--seqlens-k needs --seqlens");
@@ -119,7 +124,8 @@ void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
   sub.add_option("--seqlens", o.seqlens, "varlen: per-batch query lengths, comma-separated");
   sub.add_option("--seqlens-k", o.seqlens_k, "varlen: per-batch key lengths (default: --seqlens)");
   sub.add_option("--head-dim", o.head_dim, "head dimension")->capture_default_str();
-  sub.add_option("--tile-m", o.tile_m, "rows of a Q tile")->capture_default_str();
+  sub.add_option("--tile-m", o.tile_m,
+                 "rows of a Q tile (default: the CUDA kernel's, 128 at head-dim 64, else 64)");
   sub.add_option("--tile-n", o.tile_n, "rows of a KV tile")->capture_default_str();
   sub.add_option("--mask", o.mask, "full | causal | window:L,R")->capture_default_str();
   sub.add_option("--model", o.model, "cost model: paper | default")->capture_default_str();

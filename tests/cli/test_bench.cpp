@@ -21,6 +21,7 @@
 #include "dagsim/machine.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
+#include "runtime/kernel_params.h"
 
 namespace {
 
@@ -81,6 +82,7 @@ dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind ma
   p.q_heads = p.kv_heads = 2048 / head_dim;
   p.seqlen_q = p.seqlen_k = seqlen;
   p.head_dim = head_dim;
+  p.tile_m = dash::rt::kernel_tile_m(head_dim);  // the grid's default: the CUDA kernel's tiles
   p.mask = dash::sim::Mask{mask, 0, 0};
   return p;
 }
@@ -138,6 +140,7 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
     CHECK(rec["heads"] == 32);
     CHECK(rec["seqlen_q"] == 2048);
     CHECK(rec["head_dim"] == 64);
+    CHECK(rec["tile_m"] == 128);
     CHECK(rec["mask"] == "causal");
     CHECK(rec["flops"].get<double>() == flops);
     CHECK(rec["status"] == "planned");

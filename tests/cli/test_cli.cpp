@@ -117,6 +117,28 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
 }
 
+TEST_CASE("cli: the Q tile defaults to the CUDA kernel's for the head dim; --tile-m overrides it",
+          "[cli]") {
+  auto const m = dash::sim::machine_with_sms(16);
+  for (int const head_dim : {64, 128}) {
+    for (int const tile_m : {0, 64, 128}) {  // 0: not given
+      CAPTURE(head_dim, tile_m);
+      std::string const tile = tile_m > 0 ? fmt::format(" --tile-m {}", tile_m) : "";
+      Output const o = run_dash(fmt::format(
+          "simulate {} --head-dim {}{} --strategy descending --json", kSmall, head_dim, tile));
+      REQUIRE(o.rc == 0);
+      json const j = json::parse(o.out);
+      auto p = small_problem();
+      p.head_dim = head_dim;
+      p.tile_m = tile_m > 0 ? tile_m : (head_dim == 64 ? 128 : 64);
+      auto const cost = dash::sim::default_model(p);
+      CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
+      CHECK(j["makespan"].get<std::int64_t>() ==
+            dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m)).makespan);
+    }
+  }
+}
+
 TEST_CASE("cli: explicit cost flags override the model", "[cli]") {
   Output const o = run_dash(fmt::format(
       "simulate {} --model paper --c 100 --r 40 --latency 7 --dq-buffer 2 --json", kSmall));

@@ -87,9 +87,7 @@ TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][c
   problem.mask.kind = sim::MaskKind::kFull;
   auto const machine = sim::machine_with_sms(20);
   auto const schedule = sim::make_strategy("shift", problem, machine);
-  cg::LowerOptions options;
-  options.wave_ranks = true;
-  auto const spec = cg::lower(problem, machine, schedule, "bf16", options);
+  auto const spec = cg::lower(problem, machine, schedule);  // wave ranks: the default
   REQUIRE(spec.form.dq_rank.kind == "waves");
   std::string const out = cg::generate_source(spec, runtime_template());
   // grid, KV tiles, heads, n, lo, mult, offset: shift walks Q tile (2j + t) mod 64 from KV tile j.
@@ -99,8 +97,10 @@ TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][c
                  "item.kv_tile);"));
   CHECK(out.find("dash_gen_dq_rows") == std::string::npos);
   // The table form of the same schedule embeds the rows instead.
+  cg::LowerOptions tables;
+  tables.wave_ranks = false;
   std::string const table =
-      cg::generate_source(cg::lower(problem, machine, schedule), runtime_template());
+      cg::generate_source(cg::lower(problem, machine, schedule, "bf16", tables), runtime_template());
   CHECK_THAT(table, Catch::Contains("dash_gen_dq_rows"));
 }
 

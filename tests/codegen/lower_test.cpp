@@ -11,6 +11,7 @@
 #include "codegen/verify.h"
 #include "dagsim/error.h"
 #include "dagsim/strategies.h"
+#include "runtime/kernel_params.h"
 
 namespace cg = dash::codegen;
 namespace sim = dash::sim;
@@ -25,7 +26,7 @@ struct Small {
   Small() {
     problem.q_heads = problem.kv_heads = 2;
     problem.seqlen_q = problem.seqlen_k = 256;
-    problem.head_dim = 64;
+    problem.head_dim = 128;
     problem.mask = sim::Mask{sim::MaskKind::kFull, 0, 0};
     schedule.strategy = "fa3";
     schedule.ctas.resize(4);
@@ -223,42 +224,49 @@ TEST_CASE("fa3 and fa3-spt lower to closed forms on the H200 shape", "[codegen][
 
 TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", "[codegen][cpu]") {
   auto const machine = sim::machine_preset("h200");
-  cg::LowerOptions counting;
+  cg::LowerOptions tables;
+  tables.wave_ranks = false;
+  cg::LowerOptions counting = tables;
   counting.count_arrivals = true;
   for (int const head_dim : {64, 128}) {
     sim::Problem problem;
     problem.head_dim = head_dim;
+    problem.tile_m = dash::rt::kernel_tile_m(head_dim);
     problem.q_heads = problem.kv_heads = head_dim == 64 ? 32 : 16;
     problem.seqlen_q = problem.seqlen_k = 8192;
     problem.mask.kind = sim::MaskKind::kFull;
     CAPTURE(head_dim);
-    // shift, full mask: items (h, j) dealt round-robin over 132 CTAs, every item 128 steps; the
-    // arrival ranks cut across waves, so only the counting form follows them.
+    // 64 KV tiles; 128 Q tiles of 64 rows at head_dim 128 (KV tile j starts at Q tile 2j), 64 of
+    // 128 rows at head_dim 64 (at Q tile j).
+    int const q_tiles = 8192 / problem.tile_m;
+    int const mult = q_tiles / 64;
+    // shift, full mask: items (h, j) dealt round-robin over 132 CTAs, every item q_tiles steps;
+    // the arrival ranks cut across waves, so only the wave and counting forms follow them.
     auto const schedule = sim::make_strategy("shift", problem, machine);
-    // By default (the counting loop is slow on the GPU) the ranks are a table.
     auto const by_default = cg::lower(problem, machine, schedule);
-    CHECK(by_default.form.name == "shift+table");
-    CHECK(by_default.form.dq_rank.kind == "table");
+    CHECK(by_default.form.name == "shift");
+    CHECK(by_default.form.q_order.kind == "rotate");
+    CHECK(by_default.form.q_order.mult == mult);
+    CHECK(by_default.form.dq_rank.kind == "waves");
+    CHECK(cg::lower(problem, machine, schedule, "bf16", tables).form.name == "shift+table");
     auto const shift = cg::lower(problem, machine, schedule, "bf16", counting);
     CHECK(shift.form.name == "shift");
     CHECK(shift.form.work.kind == "strided");
     CHECK(shift.form.dq_rank.kind == "arrival");
-    CHECK(shift.form.dq_rank.unit_steps == 128);
-    // The counting form is needed: the rotate closed form, tried first, does not hold here.
+    CHECK(shift.form.dq_rank.unit_steps == q_tiles);
+    // The wave or counting form is needed: the rotate closed form, tried first, does not hold.
     auto rotate = shift;
     rotate.form.dq_rank = cg::RankForm{};
     rotate.form.dq_rank.kind = "rotate";
-    rotate.form.dq_rank.mult = 2;
+    rotate.form.dq_rank.mult = mult;
     rotate.form.dq_rank.modulus = shift.q_tiles;
-    rotate.form.dq_rank.div = 2;
+    rotate.form.dq_rank.div = mult;
     CHECK_FALSE(cg::dq_rank_mismatch(rotate, rotate.form, schedule).empty());
     // A unit length that all but ignores the waves (step order alone) is caught.
     auto tampered = shift;
     tampered.form.dq_rank.unit_steps = 1;
     CHECK_THAT(cg::form_mismatch(tampered, schedule), Catch::Contains("should have rank"));
 
-    // symmetric-shift, causal, 64x128 tiles: pairs (p, 63 - p) of one head on one CTA, both walks
-    // descending; a pair's steps are 128 - 2p + 128 - 2(63 - p) = 130 whatever p.
     problem.mask.kind = sim::MaskKind::kCausal;
     auto const sym_schedule = sim::make_strategy("symmetric-shift", problem, machine);
     auto const sym = cg::lower(problem, machine, sym_schedule, "bf16", counting);
@@ -266,11 +274,7 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     CHECK(sym_default.form.work.kind == "paired");
     CHECK(sym_default.form.dq_rank.kind == "table");
     CHECK(sym_default.form.name == "symmetric-shift+table");
-    CHECK(sym.form.name == "symmetric-shift");
     CHECK(sym.form.work.kind == "paired");
-    CHECK(sym.form.q_order.kind == "descending");
-    CHECK(sym.form.dq_rank.kind == "arrival");
-    CHECK(sym.form.dq_rank.unit_steps == 130);
     auto const second = cg::eval_work(sym, sym.form.work, 5, 1);
     REQUIRE(second);
     CHECK(*second == cg::WorkCoord{0, 0, 63 - 5});
@@ -278,6 +282,20 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     strided.form.work = cg::WorkForm{};
     strided.form.work.kind = "strided";
     CHECK_THAT(cg::form_mismatch(strided, sym_schedule), Catch::Contains("CTA 0 item 1"));
+    if (head_dim == 128) {
+      // 64x128 tiles: the exact construction needs square tiles, so pairs (p, 63 - p) of one head
+      // on one CTA walk descending; a pair's steps are 128 - 2p + 128 - 2(63 - p) = 130.
+      CHECK(sym.form.name == "symmetric-shift");
+      CHECK(sym.form.q_order.kind == "descending");
+      CHECK(sym.form.dq_rank.kind == "arrival");
+      CHECK(sym.form.dq_rank.unit_steps == 130);
+    } else {
+      // 128x128 tiles, the exact construction: the first walk of a pair is a rotation and an
+      // ascending tail, which no Q form follows; its dQ ranks follow no closed form either.
+      CHECK(sym.form.name == "symmetric-shift+table");
+      CHECK(sym.form.q_order.kind == "table");
+      CHECK(sym.form.dq_rank.kind == "table");
+    }
   }
 }
 
@@ -288,6 +306,7 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
   problem.mask.kind = sim::MaskKind::kFull;
   auto const machine = sim::machine_with_sms(6);
   cg::LowerOptions counting;
+  counting.wave_ranks = false;
   counting.count_arrivals = true;
   auto schedule = sim::make_strategy("shift", problem, machine);
   REQUIRE(cg::lower(problem, machine, schedule, "bf16", counting).form.dq_rank.kind == "arrival");
@@ -300,14 +319,15 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
 
 TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered",
           "[codegen][cpu]") {
-  cg::LowerOptions waves;
-  waves.wave_ranks = true;
+  cg::LowerOptions tables;
+  tables.wave_ranks = false;
   // Grid shapes and other SM counts: KV tiles of one head split over two waves, or not at all.
   for (int const sms : {132, 114, 78, 8}) {
     for (int const head_dim : {64, 128}) {
       for (int const seqlen : {512, 1024, 2048, 4096, 8192, 16384}) {
         sim::Problem problem;
         problem.head_dim = head_dim;
+        problem.tile_m = dash::rt::kernel_tile_m(head_dim);
         problem.q_heads = problem.kv_heads = 2048 / head_dim;
         problem.batch = 16384 / seqlen;
         problem.seqlen_q = problem.seqlen_k = seqlen;
@@ -315,16 +335,16 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
         auto const machine = sim::machine_with_sms(sms);
         CAPTURE(sms, head_dim, seqlen);
         auto const schedule = sim::make_strategy("shift", problem, machine);
-        auto const by_default = cg::lower(problem, machine, schedule).form.dq_rank.kind;
-        auto const spec = cg::lower(problem, machine, schedule, "bf16", waves);
-        if (by_default == "rotate") {
+        auto const by_tables = cg::lower(problem, machine, schedule, "bf16", tables).form.dq_rank.kind;
+        auto const spec = cg::lower(problem, machine, schedule);
+        if (by_tables == "rotate") {
           // One wave per head (as many CTAs as KV tiles): the plainer rotate form, tried first.
           CHECK(spec.form.dq_rank.kind == "rotate");
           continue;
         }
-        // Off by default: the rank stays a table. With the option, offered and accepted only if it
-        // reproduces every rank of the schedule.
-        CHECK(by_default == "table");
+        // Without the option the rank is a table. With it (the default), offered and accepted only
+        // if it reproduces every rank of the schedule.
+        CHECK(by_tables == "table");
         CHECK(spec.form.dq_rank.kind == "waves");
         CHECK(spec.form.name == "shift");
         CHECK(cg::form_mismatch(spec, schedule).empty());
@@ -347,8 +367,7 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
   causal.seqlen_q = causal.seqlen_k = 8192;
   causal.mask.kind = sim::MaskKind::kCausal;
   auto const machine = sim::machine_preset("h200");
-  auto const spec =
-      cg::lower(causal, machine, sim::make_strategy("shift", causal, machine), "bf16", waves);
+  auto const spec = cg::lower(causal, machine, sim::make_strategy("shift", causal, machine));
   CHECK(spec.form.dq_rank.kind != "waves");
   CHECK(cg::form_mismatch(spec, sim::make_strategy("shift", causal, machine)).empty());
 }
