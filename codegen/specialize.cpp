@@ -15,9 +15,34 @@ namespace {
 
 constexpr char const* kGenerator = "dash generate (dash::codegen, format 1)";
 
-/// `static __device__ const int name[N] = {...};`, 16 numbers a line.
-std::string int_array(std::string const& name, std::vector<int> const& values) {
-  std::string out = fmt::format("static __device__ const int {}[{}] = {{", name,
+struct TableType {
+  char const* name;
+  std::size_t bytes;
+};
+
+/// One table of the schedule form, as the kernel embeds it.
+struct Table {
+  std::string name;
+  std::vector<int> const* values;
+  bool narrow;  ///< in the narrowest integer type that holds it (else int: the arrival form's
+                ///< DashCfArrival points at the per-tile ranges as int)
+};
+
+/// The narrowest integer type that holds every value.
+TableType table_type(std::vector<int> const& values) {
+  auto const [lo, hi] = std::minmax_element(values.begin(), values.end());
+  if (values.empty() || (*lo >= 0 && *hi <= 255)) return {"unsigned char", 1};
+  if (*lo >= -128 && *hi <= 127) return {"signed char", 1};
+  if (*lo >= 0 && *hi <= 65535) return {"unsigned short", 2};
+  if (*lo >= -32768 && *hi <= 32767) return {"short", 2};
+  return {"int", 4};
+}
+
+/// `static STORAGE const TYPE name[N] = {...};`, 16 numbers a line.
+std::string table_array(Table const& t, char const* storage) {
+  std::vector<int> const& values = *t.values;
+  std::string out = fmt::format("static {} const {} {}[{}] = {{", storage,
+                                t.narrow ? table_type(values).name : "int", t.name,
                                 values.empty() ? 1 : values.size());
   if (values.empty()) out += "0";  // never read; a zero-length array is not C++
   for (std::size_t n = 0; n < values.size(); ++n) {
@@ -28,10 +53,11 @@ std::string int_array(std::string const& name, std::vector<int> const& values) {
   return out;
 }
 
-/// `name[index]`, or the literal value when every entry is the same (a full mask: every KV tile sees
-/// the same Q tiles), so that nvcc folds it: a modulo by a constant tile count, for one, instead
-/// of a division by a loaded value.
-std::string per_tile(std::string const& name, std::vector<int> const& values, std::string const& index) {
+/// `name[index]`, or the literal value when every entry is the same (a full mask: every KV tile
+/// sees the same Q tiles), so that nvcc folds it: a modulo by a constant tile count, for one,
+/// instead of a division by a loaded value.
+std::string per_tile(std::string const& name, std::vector<int> const& values,
+                     std::string const& index) {
   if (uniform(values)) return fmt::format("{}", values[0]);
   return fmt::format("{}[{}]", name, index);
 }
@@ -93,7 +119,8 @@ std::string q_tile_at_body(KernelSpec const& spec, HookSite const& hook) {
   } else if (q.kind == "descending") {
     expr = fmt::format("dash_cf_q_descending({}, {})", hi, t);
   } else if (q.kind == "rotate") {
-    expr = fmt::format("dash_cf_q_rotate({}, {}, {}.kv_tile, {}, {}, {})", lo, hi, item, q.mult, q.offset, t);
+    expr = fmt::format("dash_cf_q_rotate({}, {}, {}.kv_tile, {}, {}, {})", lo, hi, item, q.mult,
+                       q.offset, t);
   } else {
     expr = fmt::format(
         "dash_cf_q_table(dash_gen_q_item_row, dash_gen_q_row_begin, dash_gen_q_rows, "
@@ -110,11 +137,11 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
   RankForm const& r = spec.form.dq_rank;
   std::string expr;
   if (r.kind == "ascending") {
-    expr = fmt::format("dash_cf_rank_ascending({}, {}.kv_tile)", per_tile("dash_gen_kv_lo", spec.form.kv_lo, q_tile),
-                       item);
+    expr = fmt::format("dash_cf_rank_ascending({}, {}.kv_tile)",
+                       per_tile("dash_gen_kv_lo", spec.form.kv_lo, q_tile), item);
   } else if (r.kind == "descending") {
-    expr = fmt::format("dash_cf_rank_descending({}, {}.kv_tile)", per_tile("dash_gen_kv_hi", spec.form.kv_hi, q_tile),
-                       item);
+    expr = fmt::format("dash_cf_rank_descending({}, {}.kv_tile)",
+                       per_tile("dash_gen_kv_hi", spec.form.kv_hi, q_tile), item);
   } else if (r.kind == "rotate") {
     expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
                        r.mult, r.offset, r.modulus, r.div);
@@ -147,8 +174,9 @@ std::string dkv_rank_body(KernelSpec const& spec, HookSite const& hook) {
   RankForm const& r = spec.form.dkv_rank;
   int const group = spec.q_heads / spec.kv_heads;
   if (r.kind == "none") {
-    return fmt::format("{{\n  (void){};\n  (void){};\n  return 0;  // q_heads == kv_heads: never called\n}}",
-                       hook.params[0], item);
+    return fmt::format(
+        "{{\n  (void){};\n  (void){};\n  return 0;  // q_heads == kv_heads: never called\n}}",
+        hook.params[0], item);
   }
   std::string expr;
   if (r.kind == "ascending") {
@@ -169,10 +197,9 @@ std::string describe_form(ScheduleForm const& form) {
                         ? fmt::format("strided (head_fastest={}, reverse={})",
                                       form.work.head_fastest, form.work.reverse)
                         : form.work.kind;
-  auto const q = form.q_order.kind == "rotate"
-                     ? fmt::format("rotate (mult={}, offset={})", form.q_order.mult,
-                                   form.q_order.offset)
-                     : form.q_order.kind;
+  auto const q = form.q_order.kind == "rotate" ? fmt::format("rotate (mult={}, offset={})",
+                                                             form.q_order.mult, form.q_order.offset)
+                                               : form.q_order.kind;
   RankForm const& r = form.dq_rank;
   std::string dq = r.kind;
   if (r.kind == "rotate") {
@@ -203,36 +230,48 @@ std::string schedule_prelude(KernelSpec const& spec) {
       "#define DASH_CF __device__ __forceinline__\n",
       form.name, describe_form(form), forms_version);
   out += kFormsText;
-  out += fmt::format("#undef DASH_CF\n}}  // namespace dash_forms_{0}\nusing namespace dash_forms_{0};\n\n",
-                     forms_version);
+  out += fmt::format(
+      "#undef DASH_CF\n}}  // namespace dash_forms_{0}\nusing namespace dash_forms_{0};\n\n",
+      forms_version);
   // A per-tile table is emitted only where a hook reads it: uniform ones are literals (per_tile),
   // except for the arrival form, which takes the Q bounds by pointer.
+  std::vector<Table> tables;
   bool const arrival = form.dq_rank.kind == "arrival";
-  if (arrival || !uniform(form.q_lo)) out += int_array("dash_gen_q_lo", form.q_lo);
-  if (arrival || !uniform(form.q_hi)) out += int_array("dash_gen_q_hi", form.q_hi);
+  if (arrival || !uniform(form.q_lo)) tables.push_back({"dash_gen_q_lo", &form.q_lo, false});
+  if (arrival || !uniform(form.q_hi)) tables.push_back({"dash_gen_q_hi", &form.q_hi, false});
   if (arrival || (form.dq_rank.kind == "ascending" && !uniform(form.kv_lo))) {
-    out += int_array("dash_gen_kv_lo", form.kv_lo);
+    tables.push_back({"dash_gen_kv_lo", &form.kv_lo, false});
   }
   if (arrival || (form.dq_rank.kind == "descending" && !uniform(form.kv_hi))) {
-    out += int_array("dash_gen_kv_hi", form.kv_hi);
+    tables.push_back({"dash_gen_kv_hi", &form.kv_hi, false});
   }
   if (form.work.kind == "table") {
-    out += int_array("dash_gen_work_begin", form.work.begin);
-    out += int_array("dash_gen_work_items", form.work.items);
+    tables.push_back({"dash_gen_work_begin", &form.work.begin, true});
+    tables.push_back({"dash_gen_work_items", &form.work.items, true});
   }
   if (form.q_order.kind == "table") {
-    out += int_array("dash_gen_q_item_row", form.q_order.item_row);
-    out += int_array("dash_gen_q_row_begin", form.q_order.row_begin);
-    out += int_array("dash_gen_q_rows", form.q_order.rows);
+    tables.push_back({"dash_gen_q_item_row", &form.q_order.item_row, true});
+    tables.push_back({"dash_gen_q_row_begin", &form.q_order.row_begin, true});
+    tables.push_back({"dash_gen_q_rows", &form.q_order.rows, true});
   }
   if (form.dq_rank.kind == "table") {
-    out += int_array("dash_gen_dq_row", form.dq_rank.tile_row);
-    out += int_array("dash_gen_dq_rows", form.dq_rank.rows);
+    tables.push_back({"dash_gen_dq_row", &form.dq_rank.tile_row, true});
+    tables.push_back({"dash_gen_dq_rows", &form.dq_rank.rows, true});
   }
   if (form.dkv_rank.kind == "table") {
-    out += int_array("dash_gen_dkv_row", form.dkv_rank.tile_row);
-    out += int_array("dash_gen_dkv_rows", form.dkv_rank.rows);
+    tables.push_back({"dash_gen_dkv_row", &form.dkv_rank.tile_row, true});
+    tables.push_back({"dash_gen_dkv_rows", &form.dkv_rank.rows, true});
   }
+  std::size_t bytes = 0;
+  for (auto const& t : tables) {
+    bytes += t.values->size() * (t.narrow ? table_type(*t.values).bytes : sizeof(int));
+  }
+  char const* storage = bytes <= kConstantTableBytes ? "__constant__" : "__device__";
+  if (!tables.empty()) {
+    out += fmt::format("// Tables: {} bytes in {} memory.\n", bytes,
+                       bytes <= kConstantTableBytes ? "constant" : "global");
+  }
+  for (auto const& t : tables) out += table_array(t, storage);
   out += "// ---- End of the schedule form; the runtime template follows.\n\n";
   return out;
 }
@@ -282,10 +321,10 @@ std::string banner(KernelSpec const& spec, TemplateSource const& source) {
       "// template:      {} (fnv1a64 {})\n"
       "// kernel:        d{} {} {}, b{} h{}/{} s{}x{}, tiles {}x{}\n"
       "// schedule:      {} on {} ({} SMs), {} launch, grid {}, form '{}'\n\n",
-      kGenerator, spec_hash(spec), spec.schedule_hash, source.name,
-      hex64(fnv1a64(source.text)), spec.head_dim, spec.mask, spec.dtype, spec.batch,
-      spec.q_heads, spec.kv_heads, spec.seqlen_q, spec.seqlen_k, spec.tile_m, spec.tile_n,
-      spec.strategy, spec.gpu, spec.sms, spec.launch, spec.grid, spec.form.name);
+      kGenerator, spec_hash(spec), spec.schedule_hash, source.name, hex64(fnv1a64(source.text)),
+      spec.head_dim, spec.mask, spec.dtype, spec.batch, spec.q_heads, spec.kv_heads, spec.seqlen_q,
+      spec.seqlen_k, spec.tile_m, spec.tile_n, spec.strategy, spec.gpu, spec.sms, spec.launch,
+      spec.grid, spec.form.name);
 }
 
 std::string generate_source(KernelSpec const& spec, TemplateSource const& source) {

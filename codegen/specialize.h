@@ -2,6 +2,7 @@
 // From a KernelSpec to the edits of the runtime template (docs/schedule-protocol.md): the prelude
 // (schedule forms + compact tables), one RewriteRule per hook and per constant, the banner, and
 // the whole generated source. Pure functions of their inputs: same inputs, same bytes.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,7 +13,16 @@
 
 namespace dash::codegen {
 
-/// Device code placed before the template: forms.inc and the spec's tables and ranges.
+/// Bytes of tables a generated kernel keeps in constant memory (64 KB per module on every CUDA
+/// GPU; the rest is headroom). Larger sets of tables go to global memory. The hooks read one
+/// entry per step, the same for the whole CTA: through the constant cache (which no ticket
+/// acquire invalidates) that measured 4-6 % faster than global loads on the H200
+/// (docs/results/2026-11-29-h200-tile128.md).
+inline constexpr std::size_t kConstantTableBytes = 48 * 1024;
+
+/// Device code placed before the template: forms.inc and the spec's tables and ranges, each table
+/// in the narrowest integer type that holds it (the per-tile ranges stay int), in constant memory
+/// when they fit kConstantTableBytes.
 std::string schedule_prelude(KernelSpec const& spec);
 
 /// The body of each hook found in the template. UserError for a hook the protocol does not know

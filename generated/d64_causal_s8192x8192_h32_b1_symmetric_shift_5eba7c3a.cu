@@ -8,12 +8,14 @@
 // ---- Schedule form 'symmetric-shift+table': work paired; Q order table; dQ rank table; dK/dV rank none.
 // The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,
 // item, step and rank and reproduces the schedule exactly.
-namespace dash_forms_61e0f8c2 {
+namespace dash_forms_aeecb16c {
 #define DASH_CF __device__ __forceinline__
 // Schedule forms: the index arithmetic a specialized kernel uses to answer the schedule protocol.
 // Plain C++17 on ints and pointers, shared verbatim by the host (lowering evaluates it for every
 // (CTA, k, t) and compares with the schedule) and the device (embedded into each generated kernel),
-// so a form that verified on the host is exactly what the GPU runs. No includes, no templates.
+// so a form that verified on the host is exactly what the GPU runs. No includes. The table forms
+// take their tables by element type (the generator emits each table in the narrowest integer type
+// that holds it; the host passes int vectors).
 #ifndef DASH_CF
 #define DASH_CF inline
 #endif
@@ -65,7 +67,8 @@ DASH_CF int dash_cf_work_paired(int cta, int k, int grid, int batches, int kv_ti
 
 // Compact table: CTA c owns items[begin[c] .. begin[c + 1]), item id = (batch * heads + head) *
 // kv_tiles + kv_tile.
-DASH_CF int dash_cf_work_table(int cta, int k, int grid, int const* begin, int const* items,
+template <typename Begin, typename Items>
+DASH_CF int dash_cf_work_table(int cta, int k, int grid, Begin const* begin, Items const* items,
                                int kv_tiles, int heads, int* batch, int* head, int* kv_tile) {
   if (k < 0 || cta < 0 || cta >= grid || k >= begin[cta + 1] - begin[cta]) return 0;
   int const id = items[begin[cta] + k];
@@ -83,8 +86,9 @@ DASH_CF int dash_cf_q_rotate(int lo, int hi, int kv_tile, int mult, int offset, 
   return lo + dash_cf_mod(kv_tile * mult + offset + t, hi - lo + 1);
 }
 // Compact table: rows shared by every item with the same walk; item -> row, row -> its Q tiles.
-DASH_CF int dash_cf_q_table(int const* item_row, int const* row_begin, int const* rows, int item,
-                            int t) {
+template <typename ItemRow, typename RowBegin, typename Rows>
+DASH_CF int dash_cf_q_table(ItemRow const* item_row, RowBegin const* row_begin, Rows const* rows,
+                            int item, int t) {
   return rows[row_begin[item_row[item]] + t];
 }
 
@@ -118,7 +122,8 @@ DASH_CF int dash_cf_rank_waves(int grid, int kv_tiles, int heads, int n, int lo,
   return first + (before > 0 ? before : 0) + (after > 0 ? after : 0);
 }
 // Compact table: per dQ tile a row of ranks indexed by KV tile (-1: not a contributor).
-DASH_CF int dash_cf_rank_table(int const* dq_row, int const* rows, int kv_tiles, int dq,
+template <typename Row, typename Rows>
+DASH_CF int dash_cf_rank_table(Row const* dq_row, Rows const* rows, int kv_tiles, int dq,
                                int kv_tile) {
   return rows[dq_row[dq] * kv_tiles + kv_tile];
 }
@@ -180,21 +185,23 @@ DASH_CF int dash_cf_rank_arrival(DashCfArrival const& a, int klo, int khi, int b
 // GQA: rank of q head h's dK/dV partial among the `group` q heads of its KV head.
 DASH_CF int dash_cf_dkv_ascending(int q_head, int group) { return q_head % group; }
 DASH_CF int dash_cf_dkv_descending(int q_head, int group) { return group - 1 - q_head % group; }
-DASH_CF int dash_cf_dkv_table(int const* dkv_row, int const* rows, int group, int dkv,
+template <typename Row, typename Rows>
+DASH_CF int dash_cf_dkv_table(Row const* dkv_row, Rows const* rows, int group, int dkv,
                               int q_head) {
   return rows[dkv_row[dkv] * group + q_head % group];
 }
 #undef DASH_CF
-}  // namespace dash_forms_61e0f8c2
-using namespace dash_forms_61e0f8c2;
+}  // namespace dash_forms_aeecb16c
+using namespace dash_forms_aeecb16c;
 
-static __device__ const int dash_gen_q_lo[64] = {
+// Tables: 33954 bytes in constant memory.
+static __constant__ const int dash_gen_q_lo[64] = {
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
     32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
     48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
-static __device__ const int dash_gen_q_item_row[2048] = {
+static __constant__ const unsigned char dash_gen_q_item_row[2048] = {
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
     32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
@@ -324,14 +331,14 @@ static __device__ const int dash_gen_q_item_row[2048] = {
     32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
     48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
-static __device__ const int dash_gen_q_row_begin[65] = {
+static __constant__ const unsigned short dash_gen_q_row_begin[65] = {
     0, 64, 127, 189, 250, 310, 369, 427, 484, 540, 595, 649, 702, 754, 805, 855,
     904, 952, 999, 1045, 1090, 1134, 1177, 1219, 1260, 1300, 1339, 1377, 1414, 1450, 1485, 1519,
     1552, 1584, 1615, 1645, 1674, 1702, 1729, 1755, 1780, 1804, 1827, 1849, 1870, 1890, 1909, 1927,
     1944, 1960, 1975, 1989, 2002, 2014, 2025, 2035, 2044, 2052, 2059, 2065, 2070, 2074, 2077, 2079,
     2080,
 };
-static __device__ const int dash_gen_q_rows[2080] = {
+static __constant__ const unsigned char dash_gen_q_rows[2080] = {
     32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
     48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
@@ -463,7 +470,7 @@ static __device__ const int dash_gen_q_rows[2080] = {
     59, 58, 57, 56, 63, 62, 61, 60, 59, 58, 57, 63, 62, 61, 60, 59,
     58, 63, 62, 61, 60, 59, 63, 62, 61, 60, 63, 62, 61, 63, 62, 63,
 };
-static __device__ const int dash_gen_dq_row[2048] = {
+static __constant__ const unsigned short dash_gen_dq_row[2048] = {
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
     32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
@@ -593,7 +600,7 @@ static __device__ const int dash_gen_dq_row[2048] = {
     32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
     48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
-static __device__ const int dash_gen_dq_rows[25344] = {
+static __constant__ const signed char dash_gen_dq_rows[25344] = {
     0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,

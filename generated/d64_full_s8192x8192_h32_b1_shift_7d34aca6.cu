@@ -8,12 +8,14 @@
 // ---- Schedule form 'shift': work strided (head_fastest=0, reverse=0); Q order rotate (mult=1, offset=0); dQ rank waves (n=64, mult=1, offset=0); dK/dV rank none.
 // The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,
 // item, step and rank and reproduces the schedule exactly.
-namespace dash_forms_61e0f8c2 {
+namespace dash_forms_aeecb16c {
 #define DASH_CF __device__ __forceinline__
 // Schedule forms: the index arithmetic a specialized kernel uses to answer the schedule protocol.
 // Plain C++17 on ints and pointers, shared verbatim by the host (lowering evaluates it for every
 // (CTA, k, t) and compares with the schedule) and the device (embedded into each generated kernel),
-// so a form that verified on the host is exactly what the GPU runs. No includes, no templates.
+// so a form that verified on the host is exactly what the GPU runs. No includes. The table forms
+// take their tables by element type (the generator emits each table in the narrowest integer type
+// that holds it; the host passes int vectors).
 #ifndef DASH_CF
 #define DASH_CF inline
 #endif
@@ -65,7 +67,8 @@ DASH_CF int dash_cf_work_paired(int cta, int k, int grid, int batches, int kv_ti
 
 // Compact table: CTA c owns items[begin[c] .. begin[c + 1]), item id = (batch * heads + head) *
 // kv_tiles + kv_tile.
-DASH_CF int dash_cf_work_table(int cta, int k, int grid, int const* begin, int const* items,
+template <typename Begin, typename Items>
+DASH_CF int dash_cf_work_table(int cta, int k, int grid, Begin const* begin, Items const* items,
                                int kv_tiles, int heads, int* batch, int* head, int* kv_tile) {
   if (k < 0 || cta < 0 || cta >= grid || k >= begin[cta + 1] - begin[cta]) return 0;
   int const id = items[begin[cta] + k];
@@ -83,8 +86,9 @@ DASH_CF int dash_cf_q_rotate(int lo, int hi, int kv_tile, int mult, int offset, 
   return lo + dash_cf_mod(kv_tile * mult + offset + t, hi - lo + 1);
 }
 // Compact table: rows shared by every item with the same walk; item -> row, row -> its Q tiles.
-DASH_CF int dash_cf_q_table(int const* item_row, int const* row_begin, int const* rows, int item,
-                            int t) {
+template <typename ItemRow, typename RowBegin, typename Rows>
+DASH_CF int dash_cf_q_table(ItemRow const* item_row, RowBegin const* row_begin, Rows const* rows,
+                            int item, int t) {
   return rows[row_begin[item_row[item]] + t];
 }
 
@@ -118,7 +122,8 @@ DASH_CF int dash_cf_rank_waves(int grid, int kv_tiles, int heads, int n, int lo,
   return first + (before > 0 ? before : 0) + (after > 0 ? after : 0);
 }
 // Compact table: per dQ tile a row of ranks indexed by KV tile (-1: not a contributor).
-DASH_CF int dash_cf_rank_table(int const* dq_row, int const* rows, int kv_tiles, int dq,
+template <typename Row, typename Rows>
+DASH_CF int dash_cf_rank_table(Row const* dq_row, Rows const* rows, int kv_tiles, int dq,
                                int kv_tile) {
   return rows[dq_row[dq] * kv_tiles + kv_tile];
 }
@@ -180,13 +185,14 @@ DASH_CF int dash_cf_rank_arrival(DashCfArrival const& a, int klo, int khi, int b
 // GQA: rank of q head h's dK/dV partial among the `group` q heads of its KV head.
 DASH_CF int dash_cf_dkv_ascending(int q_head, int group) { return q_head % group; }
 DASH_CF int dash_cf_dkv_descending(int q_head, int group) { return group - 1 - q_head % group; }
-DASH_CF int dash_cf_dkv_table(int const* dkv_row, int const* rows, int group, int dkv,
+template <typename Row, typename Rows>
+DASH_CF int dash_cf_dkv_table(Row const* dkv_row, Rows const* rows, int group, int dkv,
                               int q_head) {
   return rows[dkv_row[dkv] * group + q_head % group];
 }
 #undef DASH_CF
-}  // namespace dash_forms_61e0f8c2
-using namespace dash_forms_61e0f8c2;
+}  // namespace dash_forms_aeecb16c
+using namespace dash_forms_aeecb16c;
 
 // ---- End of the schedule form; the runtime template follows.
 

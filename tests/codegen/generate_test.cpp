@@ -99,12 +99,13 @@ TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][c
   // The table form of the same schedule embeds the rows instead.
   cg::LowerOptions tables;
   tables.wave_ranks = false;
-  std::string const table =
-      cg::generate_source(cg::lower(problem, machine, schedule, "bf16", tables), runtime_template());
+  std::string const table = cg::generate_source(
+      cg::lower(problem, machine, schedule, "bf16", tables), runtime_template());
   CHECK_THAT(table, Catch::Contains("dash_gen_dq_rows"));
 }
 
-TEST_CASE("generate_files is deterministic and lists every file in the manifest", "[codegen][cpu]") {
+TEST_CASE("generate_files is deterministic and lists every file in the manifest",
+          "[codegen][cpu]") {
   auto const source = runtime_template();
   std::vector<cg::KernelSpec> const specs{spec_for("fa3", sim::MaskKind::kFull),
                                           spec_for("descending", sim::MaskKind::kCausal)};
@@ -126,10 +127,12 @@ TEST_CASE("generate_files is deterministic and lists every file in the manifest"
 TEST_CASE("write_generated replaces the set and leaves nothing half-written", "[codegen][cpu]") {
   TempDir const tmp;
   fs::path const out = tmp.path / "out";
-  cg::write_generated(out.string(), {{"a.cu", "A"}, {"manifest.json", R"({"files":["a.cu","manifest.json"]})"}});
+  cg::write_generated(out.string(),
+                      {{"a.cu", "A"}, {"manifest.json", R"({"files":["a.cu","manifest.json"]})"}});
   CHECK(read(out / "a.cu") == "A");
   std::ofstream(out / "mine.txt") << "not ours";
-  cg::write_generated(out.string(), {{"b.cu", "B"}, {"manifest.json", R"({"files":["b.cu","manifest.json"]})"}});
+  cg::write_generated(out.string(),
+                      {{"b.cu", "B"}, {"manifest.json", R"({"files":["b.cu","manifest.json"]})"}});
   CHECK_FALSE(fs::exists(out / "a.cu"));  // listed by the old manifest, not generated any more
   CHECK(read(out / "b.cu") == "B");
   CHECK(fs::exists(out / "mine.txt"));  // never ours: kept
@@ -155,9 +158,52 @@ TEST_CASE("a template without the protocol's hooks is refused", "[codegen][cpu]"
                     Catch::Contains("the template has no hook 'dkv_rank'"));
   auto renamed = source;
   renamed.text.replace(at + marker.size() - std::string("dkv_rank").size(), 8, "dkv_rnak");
-  CHECK_THROWS_WITH(cg::generate_source(spec, renamed),
-                    Catch::Contains("does not parse") || Catch::Contains("not part of the schedule protocol"));
+  CHECK_THROWS_WITH(
+      cg::generate_source(spec, renamed),
+      Catch::Contains("does not parse") || Catch::Contains("not part of the schedule protocol"));
   auto broken = source;
   broken.text += "\nthis is not CUDA;\n";
   CHECK_THROWS_WITH(cg::generate_source(spec, broken), Catch::Contains("does not parse"));
+}
+
+TEST_CASE("tables: each in the narrowest integer type, in constant memory while they fit",
+          "[codegen][cpu]") {
+  sim::Problem problem;
+  problem.q_heads = problem.kv_heads = 4;
+  problem.seqlen_q = problem.seqlen_k = 1024;
+  problem.mask.kind = sim::MaskKind::kCausal;
+  auto const machine = sim::machine_with_sms(16);
+  auto const schedule = sim::make_strategy("descending", problem, machine);
+  auto spec = cg::lower(problem, machine, schedule);
+  spec.form = cg::table_form(spec, schedule);  // every part a table
+  std::string const out = cg::schedule_prelude(spec);
+  CHECK(out.find("__device__ const") == std::string::npos);
+  // 8 Q tiles, 8 KV tiles: Q tiles and ranks (-1 for a non-contributor) fit a byte.
+  CHECK_THAT(out, Catch::Contains("static __constant__ const unsigned char dash_gen_q_rows["));
+  CHECK_THAT(out, Catch::Contains("static __constant__ const signed char dash_gen_dq_rows["));
+  CHECK_THAT(out, Catch::Contains("static __constant__ const int dash_gen_q_lo["));  // a range: int
+
+  auto type_of_rows = [&](std::vector<int> const& values) {
+    cg::KernelSpec s = spec;
+    s.form.dq_rank.rows = values;
+    std::string const text = cg::schedule_prelude(s);
+    std::size_t const end = text.find(" dash_gen_dq_rows[");
+    REQUIRE(end != std::string::npos);
+    std::size_t const begin = text.rfind("const ", end) + 6;
+    return text.substr(begin, end - begin);
+  };
+  CHECK(type_of_rows({0, 255}) == "unsigned char");
+  CHECK(type_of_rows({-128, 127}) == "signed char");
+  CHECK(type_of_rows({0, 256}) == "unsigned short");
+  CHECK(type_of_rows({-1, 128}) == "short");
+  CHECK(type_of_rows({0, 65535}) == "unsigned short");
+  CHECK(type_of_rows({-1, 32768}) == "int");
+
+  // Past the constant-memory budget every table goes to global memory.
+  cg::KernelSpec big = spec;
+  big.form.dq_rank.rows.assign(cg::kConstantTableBytes + 1, 1);
+  std::string const global = cg::schedule_prelude(big);
+  CHECK(global.find("__constant__") == std::string::npos);
+  CHECK_THAT(global, Catch::Contains("static __device__ const unsigned char dash_gen_dq_rows["));
+  CHECK_THAT(global, Catch::Contains("in global memory"));
 }
