@@ -491,9 +491,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
       __syncthreads();  // every warp is past its dK/dV GEMMs: Q and dO of stage t % 2 are free
       // The partial goes through this warp's slice of stage t % 2 (free since the barrier above;
-      // step t + 2's prefetch starts after the next barrier), rows of kDqCols floats (8 chunks of 16 bytes, XOR-swizzled by row), so
-      // that the adds are 16-byte vector reductions over whole row segments: half the reduction
-      // instructions of adding the fragments where they are.
+      // step t + 2's prefetch starts after the next barrier), rows of kDqCols floats, so that the
+      // adds are 16-byte vector reductions over whole row segments: half the reduction
+      // instructions of adding the fragments where they are. The 8 chunks of 16 bytes of row r are
+      // permuted by XOR with 2 (r mod 4): the 8-byte stores of a half-warp (4 rows x 2 chunks of a
+      // pair) land in 8 distinct chunks, 32 distinct banks (XOR with r mod 8 left them 2-way
+      // conflicted); the 16-byte reads take one row per quarter-warp, conflict-free either way.
       constexpr int kRowBytes = kDqCols * 4;
       static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes <= 2 * TM * D * 2,
                     "8 chunks per staged row; the slices fit in a stage's Q and dO");
@@ -505,7 +508,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             int const r = mb * 16 + gq + half * 8;
-            int const chunk = (2 * nb + (t4 >> 1)) ^ (r & 7);
+            int const chunk = (2 * nb + (t4 >> 1)) ^ ((r & 3) << 1);
             *reinterpret_cast<float2*>(slice + r * kRowBytes + chunk * 16 + (t4 & 1) * 8) =
                 make_float2(dq[mb][nb][half * 2], dq[mb][nb][half * 2 + 1]);
           }
@@ -518,7 +521,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         int const r = pass * 4 + lane / 8;
         int const c = lane % 8;
         int const row = m0 + mq0 + r;
-        float4 const v = *reinterpret_cast<float4 const*>(slice + r * kRowBytes + ((c ^ (r & 7)) * 16));
+        float4 const v = *reinterpret_cast<float4 const*>(slice + r * kRowBytes + ((c ^ ((r & 3) << 1)) * 16));
         if (row < len_q) {
           red_add4(p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + c * 4, v);
         }
