@@ -16,14 +16,14 @@ mkdir -p "$out"
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 
 echo "== registers (sm_90a, ptxas -v)"
-"$nvcc" -std=c++20 -gencode=arch=compute_90a,code=sm_90a -I. -c runtime/bwd_main.cu \
-  -o "$out/generic.o" -Xptxas -v 2>&1 | grep -E "Function properties|registers|spill" \
-  > "$out/generic_ptxas.txt" || true
-for f in generated/*.cu; do
-  "$nvcc" -std=c++20 -gencode=arch=compute_90a,code=sm_90a -I. -c "$f" -o "$out/spec.o" \
-    -Xptxas -v 2>&1 | grep -E "registers|spill" > "$out/$(basename "$f" .cu)_ptxas.txt" || true
+: > "$out/ptxas.txt"
+for f in runtime/bwd_main.cu generated/*.cu; do
+  if ! "$nvcc" -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -I. -c "$f" -o "$out/kernel.o" \
+      -Xptxas -v >> "$out/ptxas.txt" 2>&1; then
+    tail -20 "$out/ptxas.txt"; exit 1
+  fi
 done
-grep -H "registers" "$out"/*_ptxas.txt
+scripts/ptxas_summary.py --arch sm_90a "$out/ptxas.txt"
 
 echo "== builds"
 cmake -S . -B "$out/build-generated" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_BENCHMARKS=OFF > /dev/null

@@ -17,12 +17,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_CODEGEN=OFF -D
 if ! cmake --build "$build" --target $targets > "$build/variant.log" 2>&1; then
   tail -30 "$build/variant.log"; exit 1
 fi
-# One line per backward kernel: D, dtype (0 bf16, 1 fp16), spills, registers.
-awk '/Compiling entry function .*bwd_main_kernel/ { match($0, /bwd_main_kernelILi[0-9]+ELi[0-9]/);
-       k = substr($0, RSTART + 18, RLENGTH - 18); sub(/ELi/, " dtype ", k); k = "d " k; next }
-     k != "" && /spill stores/ { sp = $0; sub(/^ +/, "", sp); next }
-     k != "" && /Used [0-9]+ registers/ { match($0, /Used [0-9]+ registers/);
-       print "bwd_main " k ": " substr($0, RSTART, RLENGTH) ", " sp; k = "" }' "$build/variant.log" | sort -u
+scripts/ptxas_summary.py --arch sm_90a "$build/variant.log"
 mkdir -p ".carry/$name"
 for t in $targets; do cp "$build/tests/runtime/$t" ".carry/$name/"; strip ".carry/$name/$t"; done
 echo "variant.sh: .carry/$name: $targets"

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Registers and spills of the backward main kernels from `ptxas -v` output (nvcc -Xptxas -v, or a
+CMake build log with DASH_PTXAS_VERBOSE=ON): one line per kernel and architecture,
+
+    SOURCE d<head_dim> <bf16|fp16> <arch>: <N> registers, <S> B spill stores, <L> B spill loads
+
+SOURCE is the file the kernel was compiled from (bwd_main for the template, the spec name for a
+generated file), read from the kernel's mangled name. Lines repeated in the input (a kernel built
+twice) are printed once, in order of first appearance.
+
+Usage: scripts/ptxas_summary.py [--arch sm_90a] [LOG ...]   (no LOG: standard input)
+Exit 0; 2 on bad usage, an unreadable file or input without any backward kernel.
+"""
+import re
+import sys
+
+ENTRY = re.compile(r"Compiling entry function '(\S+)' for '(sm_\w+)'")
+KERNEL = re.compile(r"bwd_main_kernelILi(\d+)ELi(\d+)E")
+# The anonymous namespace of a .cu file: _GLOBAL__N__<hash>_<length>_<file name>_cu_<hash>_...
+SOURCE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_")
+SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+REGISTERS = re.compile(r"Used (\d+) registers")
+
+
+def fail(message):
+    print(f"ptxas_summary.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def summarize(lines, arch):
+    out = []
+    current = None
+    spills = ("0", "0")
+    for line in lines:
+        entry = ENTRY.search(line)
+        if entry:
+            name, entry_arch = entry.groups()
+            kernel = KERNEL.search(name)
+            current = None
+            if kernel and (arch is None or entry_arch == arch):
+                source = SOURCE.search(name)
+                dtype = "bf16" if kernel.group(2) == "0" else "fp16"
+                current = f"{source.group(1) if source else '?'} d{kernel.group(1)} {dtype} {entry_arch}"
+                spills = ("0", "0")
+            continue
+        if current is None:
+            continue
+        spill = SPILLS.search(line)
+        if spill:
+            spills = spill.groups()
+            continue
+        registers = REGISTERS.search(line)
+        if registers:
+            row = (f"{current}: {registers.group(1)} registers, {spills[0]} B spill stores, "
+                   f"{spills[1]} B spill loads")
+            if row not in out:
+                out.append(row)
+            current = None
+    return out
+
+
+def main(argv):
+    arch = None
+    paths = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--arch":
+            if i + 1 >= len(argv):
+                fail("--arch needs a value (e.g. sm_90a)")
+            arch = argv[i + 1]
+            i += 2
+        elif argv[i].startswith("-"):
+            fail(f"unknown option {argv[i]} (usage: ptxas_summary.py [--arch ARCH] [LOG ...])")
+        else:
+            paths.append(argv[i])
+            i += 1
+    lines = []
+    if not paths:
+        lines = sys.stdin.read().splitlines()
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines += f.read().splitlines()
+        except OSError as e:
+            fail(f"{path}: {e.strerror}")
+    rows = summarize(lines, arch)
+    if not rows:
+        fail("no backward kernel (bwd_main_kernel) in the input" + (f" for {arch}" if arch else ""))
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

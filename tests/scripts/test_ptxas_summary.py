@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""scripts/ptxas_summary.py on a ptxas -v log written here (generic and generated kernels, two
+architectures, a kernel built twice, a non-backward kernel) and on bad input."""
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "ptxas_summary.py")
+GENERIC = "_ZN4dash2rt50_GLOBAL__N__48c2c5ed_11_bwd_main_cu_3ec3c29c_1011215bwd_main_kernelILi{d}ELi{t}EEEvNS0_9BwdParamsE"
+SPEC = ("_ZN4dash2rt84_GLOBAL__N__e8f0aa61_45_d128_full_s8192x8192_h16_b1_shift_0ea6060e_cu_4bfeaf9b_"
+        "1554815bwd_main_kernelILi128ELi0EEEvNS0_9BwdParamsE")
+
+
+def entry(name, arch, registers, spills=None):
+    lines = [f"ptxas info    : Compiling entry function '{name}' for '{arch}'",
+             f"ptxas info    : Function properties for {name}"]
+    if spills is not None:
+        lines.append(f"    16 bytes stack frame, {spills[0]} bytes spill stores, {spills[1]} bytes spill loads")
+    lines.append(f"ptxas info    : Used {registers} registers, used 1 barriers, 744 bytes cmem[0]")
+    return lines
+
+
+LOG = "\n".join(
+    ["[1/8] Building CUDA object runtime/CMakeFiles/dash_rt.dir/bwd_main.cu.o", "ptxas info    : 0 bytes gmem"]
+    + entry(GENERIC.format(d=128, t=0), "sm_80", 255, (124, 160))
+    + entry(GENERIC.format(d=128, t=0), "sm_90a", 255, (12, 16))
+    + entry(GENERIC.format(d=64, t=1), "sm_90a", 243, (0, 0))
+    + entry("_ZN4dash2rt15fwd_kernelILi64EEEvNS0_9FwdParamsE", "sm_90a", 128, (0, 0))
+    + entry(SPEC, "sm_90a", 253)
+    + entry(GENERIC.format(d=128, t=0), "sm_90a", 255, (12, 16))  # built twice
+) + "\n"
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(args, stdin=None):
+    return subprocess.run([sys.executable, SCRIPT, *args], input=stdin, capture_output=True, text=True)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    log = os.path.join(tmp, "build.log")
+    with open(log, "w") as f:
+        f.write(LOG)
+    r = run(["--arch", "sm_90a", log])
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    check(r.stdout.splitlines() == [
+        "bwd_main d128 bf16 sm_90a: 255 registers, 12 B spill stores, 16 B spill loads",
+        "bwd_main d64 fp16 sm_90a: 243 registers, 0 B spill stores, 0 B spill loads",
+        "d128_full_s8192x8192_h16_b1_shift_0ea6060e d128 bf16 sm_90a: 253 registers, 0 B spill stores, "
+        "0 B spill loads",
+    ], f"sm_90a rows: {r.stdout!r}")
+    r = run([], stdin=LOG)  # every architecture, from standard input
+    check(r.returncode == 0 and r.stdout.splitlines()[0] ==
+          "bwd_main d128 bf16 sm_80: 255 registers, 124 B spill stores, 160 B spill loads",
+          f"stdin, all archs: {r.stdout!r}")
+    check(len(r.stdout.splitlines()) == 4, f"4 rows over both archs: {r.stdout!r}")
+    for args, stdin, what in [(["--arch", "sm_75", log], None, "no kernel for the arch"),
+                              ([os.path.join(tmp, "missing.log")], None, "unreadable file"),
+                              (["--bogus"], None, "unknown option"),
+                              (["--arch"], None, "--arch without a value"),
+                              ([], "nothing here\n", "no kernel in the input")]:
+        r = run(args, stdin=stdin)
+        check(r.returncode == 2 and r.stdout == "" and r.stderr.startswith("ptxas_summary.py: error: ")
+              and r.stderr.count("\n") == 1, f"{what}: exit {r.returncode}, {r.stderr!r}")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("ptxas_summary.py: all checks passed")
