@@ -5,14 +5,18 @@
 // replaces the bodies of the `dash::hook` functions and the values of the `dash::constant`
 // variables; everything else stays. Keep heavy headers (cub, thrust) out: clang parses this file.
 //
-// One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles (TM rows: 128 at
-// head_dim 64, 64 at 128, kernel_tile_m) the schedule gives it. Per step, transposed so that dK/dV stay in registers for the whole walk:
+// One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles the schedule gives
+// it (TM rows: 128 at head_dim 64, 64 at 128, kernel_tile_m). Per step, transposed so that dK/dV
+// stay in registers for the whole walk:
 //   S^T = K Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V dO^T,
 //   dS^T = P^T o (dP^T - dPsum), dV += P^T dO, dK += dS^T Q, dQ_i = dS K.
 // S^T and dP^T are split over 4 x 2 warps (32 KV rows x TM/2 Q rows each); P^T and dS^T go through
 // shared memory; dK/dV over 4 x 2 warps (32 KV rows x D/2 columns each), dQ over TM/32 x 8/(TM/32)
 // warps of 32 x 32. Shared-memory reads per step are about 15 % lower than with each warp owning
-// 16 KV rows over the whole head dimension, which read all of Q and dO in every warp twice.
+// 16 KV rows over the whole head dimension, which read all of Q and dO in every warp twice
+// (measured with 64-row tiles at both head dims).
+// Shared memory: 162 KB (d64) and 161 KB (d128), beyond the 99 KB per block of sm_86 / sm_89;
+// ctas_per_sm then reports 0 and the host refuses the problem.
 // Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
 // barriers at the top (the tiles landed, the previous step's buffers are free), after the softmax
 // (P^T and dS^T complete) and after the dQ GEMM (Q and dO no longer read); each warp stages its dQ
@@ -199,6 +203,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   using Stage = typename Smem::Stage;
   constexpr int TM = Smem::TM;
   static_assert(TM == 64 || TM == 128, "Q tiles of 64 or 128 rows (two or four 16-row blocks per warp)");
+  static_assert(2 * TM <= kThreads, "one thread per LSE and per dPsum entry of a Q tile");
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   constexpr std::uint32_t kStageBytes = sizeof(Stage);
@@ -224,11 +229,16 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   std::uint32_t const v_p1 = k_p1 + kTileN * D * sizeof(T);
   std::uint32_t const q_p1 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p1_row(lane), warp::p1_chunk(lane));
   std::uint32_t const q_p2 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p2_row(lane), warp::p2_chunk(lane));
-  // dQ = dS K: warp w takes kDqRows Q rows from mq0 and kDqCols d columns from d0 (32 x 32, or
-  // 16 x 32 for 64 x 64: the fewest shared-memory bytes per warp for dS and K).
-  constexpr int kDqRows = TM * D >= 64 * 128 ? 32 : 16;
+  // dQ = dS K: warp w takes kDqRows Q rows from mq0 and kDqCols d columns from d0 (32 x 32 for
+  // both tile shapes of kernel_tile_m: the fewest shared-memory bytes per warp for dS and K).
+  constexpr int kDqRows = 32;
   constexpr int kDqRowGroups = TM / kDqRows;
   constexpr int kDqCols = D / (kWarps / kDqRowGroups);
+  static_assert(TM * D == 64 * 128 && kDqRowGroups * (kWarps / kDqRowGroups) == kWarps,
+                "a 32 x 32 dQ block per warp covers the tile once");
+  // ds_dq below adds two chunk offsets by XOR: (mq0 / 8) % 8 is 0 or 4 and the fragment's 2 mb is
+  // 0 or 2, so no bit carries.
+  static_assert(kDqRows == 32, "(mq0 / 8) % 8 in {0, 4}, 2 mb in {0, 2}");
   int const mq0 = (wid % kDqRowGroups) * kDqRows;
   int const d0 = (wid / kDqRowGroups) * kDqCols;
   std::uint32_t const ds_dq = warp::swz_frag<TM>(
@@ -241,6 +251,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   int const wd = wid >> 2;
   constexpr int kWarpQ = TM / 2;       // Q rows of a warp's S^T / dP^T block
   constexpr int kQn8 = kWarpQ / 8;     // its n8 blocks
+  static_assert(kQn8 % 2 == 0, "n8 blocks in pairs (one ldmatrix.x4 of Q and of dO per pair)");
   constexpr std::uint32_t kPtToDs = kTileN * TM * sizeof(T);  // sm.ds from sm.pt
   std::uint32_t const pt_p1 =
       warp::swz_lane<TM>(warp::smem_addr(sm.pt), warp::p1_row(lane), warp::p1_chunk(lane));
@@ -602,10 +613,15 @@ void launch(BwdParams const& params, int grid, cudaStream_t stream) {
   DASH_CUDA_CHECK_LAUNCH();
 }
 
-/// Resident CTAs per SM.
+/// Resident CTAs per SM; 0 where a CTA's shared memory exceeds the device's per-block limit.
 template <int D, int DT>
 int ctas_per_sm() {
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
+  int device = 0;
+  DASH_CUDA_CHECK(cudaGetDevice(&device));
+  int limit = 0;
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (kSmem > limit) return 0;
   opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
   int blocks = 0;
   DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT>, kThreads, kSmem));

@@ -1,8 +1,5 @@
 // dash bench: time the backward pass of the named strategies on the GPU, deterministic and not,
 // over the DASH/FA3 grid (DESIGN.md section 6) or one shape, next to the simulator's prediction.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dagsim/error.h"
 #include "dagsim/flops.h"
+#include "dagsim/median.h"
 #include "dagsim/schedule_io.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
@@ -83,7 +84,7 @@ std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
   grid.head_dims = parse_int_list(o.head_dims, "--head-dims");
   grid.seqlens = parse_int_list(o.seqlens, "--seqlens");
   grid.masks = parse_masks(o.masks, "--masks");
-  grid.tile_m = c.tile_m;
+  if (c.has("tile-m")) grid.tile_m = c.tile_m;
   grid.tile_n = c.tile_n;
   return grid_shapes(grid);
 }
@@ -240,7 +241,7 @@ void run_bench(BenchOptions const& o) {
         if (timer && refused.empty()) {
           Timing t = timer->time(mode, plan);
           r.ms = std::move(t.ms);
-          r.ms_median = median(r.ms);
+          r.ms_median = sim::median(r.ms);
           r.kernel = std::move(t.kernel);
           r.grid = t.grid;
           r.input_sets = t.input_sets;

@@ -96,7 +96,7 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
         p.q_heads = p.kv_heads = grid.hidden / d;
         p.seqlen_q = p.seqlen_k = s;
         p.head_dim = d;
-        p.tile_m = grid.tile_m > 0 ? grid.tile_m : rt::kernel_tile_m(d);
+        p.tile_m = grid.tile_m.value_or(rt::kernel_tile_m(d));
         p.tile_n = grid.tile_n;
         p.mask = mask;
         sim::validate_problem(p);
@@ -111,13 +111,6 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
 double tflops(double flops, double ms) {
   DASH_ASSERT(ms > 0.0);
   return flops / (ms * 1e-3) / 1e12;
-}
-
-double median(std::vector<double> samples) {
-  if (samples.empty()) user_error("no timed runs to take a median of");
-  std::sort(samples.begin(), samples.end());
-  std::size_t const n = samples.size();
-  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
 }
 
 }  // namespace dash::cli

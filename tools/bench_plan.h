@@ -3,6 +3,7 @@
 // which strategies and which reduction modes, plus the arithmetic every report shares (backward
 // FLOPs, medians). Pure values: no GPU, testable on any machine.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ struct BenchGrid {
   std::vector<int> head_dims{64, 128};
   std::vector<int> seqlens{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<sim::Mask> masks{sim::Mask{sim::MaskKind::kFull}, sim::Mask{sim::MaskKind::kCausal}};
-  int tile_m = 0;  ///< 0: the CUDA kernel's for each head dim (rt::kernel_tile_m)
+  std::optional<int> tile_m;  ///< none: the CUDA kernel's for each head dim (rt::kernel_tile_m)
   int tile_n = 128;
 };
 
@@ -39,8 +40,5 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid);
 
 /// TFLOP/s of `flops` done in `ms` milliseconds.
 double tflops(double flops, double ms);
-
-/// Median of the samples (mean of the middle two for an even count). UserError on none.
-double median(std::vector<double> samples);
 
 }  // namespace dash::cli

@@ -1,6 +1,8 @@
 // dash search: the best deterministic schedule the model knows for a shape and GPU, with its
 // lower bound, gap and certificate (dagsim/search.h). The hidden --report runs the quality grid of
 // docs/results/search-quality-*.md.
+#include "dagsim/search.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +17,9 @@
 
 #include "dagsim/error.h"
 #include "dagsim/schedule_io.h"
-#include "dagsim/search.h"
 #include "dagsim/simulate.h"
 #include "dagsim/validate.h"
+#include "runtime/kernel_params.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 
@@ -151,6 +153,7 @@ sim::Problem grid_problem(int seqlen, int head_dim, char const* mask) {
   p.q_heads = p.kv_heads = 2048 / head_dim;
   p.seqlen_q = p.seqlen_k = seqlen;
   p.head_dim = head_dim;
+  p.tile_m = rt::kernel_tile_m(head_dim);  // the CUDA kernel's tiles, as `dash bench`'s grid
   p.mask = sim::parse_mask(mask);
   return p;
 }

@@ -101,6 +101,10 @@ TEST_CASE("bench: bad flags are one error line, exit 2, and no file", "[cli][ben
   check_refused(bench(fmt::format("--dry-run --seqlens 1000 --json '{}'", file)),
                 "does not divide");
   check_refused(bench(fmt::format("--dry-run --head-dims 96 --json '{}'", file)), "--head-dims");
+  check_refused(bench(fmt::format("--dry-run --tile-m 0 --json '{}'", file)),
+                "tile-m must be positive");
+  check_refused(bench(fmt::format("--dry-run --tile-m -16 --json '{}'", file)),
+                "tile-m must be positive");
   check_refused(bench("--dry-run --strategies fa3,nope"), "unknown strategy 'nope'");
   check_refused(bench("--dry-run --strategies fa3,fa3"), "listed twice");
   check_refused(bench("--dry-run --modes det,sometimes"), "unknown mode");

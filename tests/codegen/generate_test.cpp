@@ -178,7 +178,7 @@ TEST_CASE("tables: each in the narrowest integer type, in constant memory while 
   spec.form = cg::table_form(spec, schedule);  // every part a table
   std::string const out = cg::schedule_prelude(spec);
   CHECK(out.find("__device__ const") == std::string::npos);
-  // 8 Q tiles, 8 KV tiles: Q tiles and ranks (-1 for a non-contributor) fit a byte.
+  // 16 Q tiles, 8 KV tiles: Q tiles and ranks (-1 for a non-contributor) fit a byte.
   CHECK_THAT(out, Catch::Contains("static __constant__ const unsigned char dash_gen_q_rows["));
   CHECK_THAT(out, Catch::Contains("static __constant__ const signed char dash_gen_dq_rows["));
   CHECK_THAT(out, Catch::Contains("static __constant__ const int dash_gen_q_lo["));  // a range: int

@@ -125,6 +125,13 @@ TEST_CASE("shapes the template has no kernel for are refused", "[codegen][cpu]")
   u.problem.seqlen_k = 128;
   CHECK_THROWS_WITH(cg::lower(u.problem, u.machine, u.schedule),
                     Catch::Contains("tiles 64x64 have no kernel"));
+  // head_dim 64 takes 128-row Q tiles: the 64-row tiles of head_dim 128 are refused there.
+  Small v;
+  v.problem.head_dim = 64;
+  CHECK_THROWS_WITH(
+      cg::lower(v.problem, v.machine, v.schedule),
+      Catch::Contains(
+          "tiles 64x128 have no kernel: the template's tiles at head-dim 64 are 128x128"));
 }
 
 TEST_CASE("spec and schedule hashes are stable and sensitive", "[codegen][cpu]") {

@@ -255,6 +255,12 @@ TEST_CASE("bad input is refused with a UserError", "[gpu]") {
     p.tile_n = 64;
     CHECK_THROWS_AS(Attention(p, DType::kBf16, 0.1f), UserError);
   }
+  SECTION("head_dim 64 with the 64-row Q tiles of head_dim 128") {
+    sim::Problem d64 = make_problem(1, 2, 2, 256, 256, 64, full());
+    CHECK_NOTHROW(Attention(d64, DType::kBf16, 0.1f));
+    d64.tile_m = 64;
+    CHECK_THROWS_AS(Attention(d64, DType::kBf16, 0.1f), UserError);
+  }
   SECTION("an invalid schedule (a step missing)") {
     Attention attn(p, DType::kBf16, 0.1f);
     sim::Schedule s = simple_schedule(p, false, sim::LaunchModel::kPersistent);

@@ -14,8 +14,8 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -24,12 +24,13 @@
 #include <nlohmann/json.hpp>
 
 #include "../harness.h"
-#include "runtime/bitwise_diff.h"
 #include "dagsim/error.h"
 #include "dagsim/flops.h"
 #include "dagsim/machine.h"
+#include "dagsim/median.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
+#include "runtime/bitwise_diff.h"
 
 using namespace dash;
 using namespace dash::rt;
@@ -68,7 +69,7 @@ double median_backward_ms(Attention const& attn, InputSets const& sets, Reductio
   DASH_CUDA_CHECK(cudaEventCreate(&start));
   DASH_CUDA_CHECK(cudaEventCreate(&stop));
   for (std::size_t w = 0; w < 3; ++w) attn.backward(sets[w % sets.size()]->tensors(), mode, nullptr);
-  std::vector<float> ms;
+  std::vector<double> ms;
   for (std::size_t r = 0; r < 10; ++r) {
     DASH_CUDA_CHECK(cudaEventRecord(start));
     attn.backward(sets[r % sets.size()]->tensors(), mode, nullptr);
@@ -80,14 +81,7 @@ double median_backward_ms(Attention const& attn, InputSets const& sets, Reductio
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return 0.5 * (double(ms[4]) + double(ms[5]));
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t const n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return sim::median(ms);
 }
 
 /// Half the range: the +- of a set of round medians.
@@ -225,9 +219,9 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
         special_ms.push_back(x);
         ratios.push_back(g / x);
       }
-      double const gen = median_of(generic_ms);
-      double const spec_med = median_of(special_ms);
-      double const ratio = median_of(ratios);
+      double const gen = sim::median(generic_ms);
+      double const spec_med = sim::median(special_ms);
+      double const ratio = sim::median(ratios);
       double const flops = sim::backward_flops(p);
       char equal[32];
       std::snprintf(equal, sizeof equal, "%s", differ == 0 ? "yes" : "NO");
