@@ -1,12 +1,13 @@
 #include "tools/bench_plan.h"
 
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <cstdint>
 
+#include <fmt/ranges.h>
+
 #include "dagsim/error.h"
 #include "dagsim/flops.h"
+#include "dagsim/grid.h"
 #include "dagsim/strategies.h"
 #include "runtime/kernel_params.h"
 
@@ -91,16 +92,8 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
         if (s <= 0 || grid.total_tokens % s != 0) {
           user_error("--seqlens: {} does not divide the total tokens {}", s, grid.total_tokens);
         }
-        sim::Problem p;
-        p.batch = grid.total_tokens / s;
-        p.q_heads = p.kv_heads = grid.hidden / d;
-        p.seqlen_q = p.seqlen_k = s;
-        p.head_dim = d;
-        p.tile_m = grid.tile_m.value_or(rt::kernel_tile_m(d));
-        p.tile_n = grid.tile_n;
-        p.mask = mask;
-        sim::validate_problem(p);
-        shapes.push_back(p);
+        shapes.push_back(sim::grid_problem(s, d, mask, grid.tile_m.value_or(rt::kernel_tile_m(d)),
+                                           grid.tile_n, grid.total_tokens, grid.hidden));
       }
     }
   }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsim/error.h"
+#include "dagsim/grid.h"
 #include "dagsim/schedule_io.h"
 #include "dagsim/simulate.h"
 #include "dagsim/validate.h"
@@ -147,15 +148,10 @@ struct ReportCase {
   sim::Machine machine;
 };
 
+/// The CUDA kernel's tiles, as `dash bench`'s grid.
 sim::Problem grid_problem(int seqlen, int head_dim, char const* mask) {
-  sim::Problem p;
-  p.batch = 16384 / seqlen;
-  p.q_heads = p.kv_heads = 2048 / head_dim;
-  p.seqlen_q = p.seqlen_k = seqlen;
-  p.head_dim = head_dim;
-  p.tile_m = rt::kernel_tile_m(head_dim);  // the CUDA kernel's tiles, as `dash bench`'s grid
-  p.mask = sim::parse_mask(mask);
-  return p;
+  return sim::grid_problem(seqlen, head_dim, sim::parse_mask(mask), rt::kernel_tile_m(head_dim),
+                           rt::kKernelTileN);
 }
 
 std::vector<ReportCase> report_cases() {

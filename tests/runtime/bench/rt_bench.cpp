@@ -26,6 +26,7 @@
 #include "../harness.h"
 #include "dagsim/error.h"
 #include "dagsim/flops.h"
+#include "dagsim/grid.h"
 #include "dagsim/machine.h"
 #include "dagsim/median.h"
 #include "dagsim/strategies.h"
@@ -38,15 +39,8 @@ using namespace dash::rt;
 namespace {
 
 sim::Problem grid_problem(int d, int s, bool causal) {
-  sim::Problem p;
-  p.head_dim = d;
-  p.q_heads = p.kv_heads = 2048 / d;
-  p.batch = 16384 / s;
-  p.seqlen_q = p.seqlen_k = s;
-  p.tile_m = kernel_tile_m(d);
-  p.tile_n = kKernelTileN;
-  p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
-  return p;
+  return sim::grid_problem(s, d, causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{},
+                           kernel_tile_m(d), kKernelTileN);
 }
 
 using InputSets = std::vector<std::unique_ptr<test::DeviceTensors>>;
