@@ -171,13 +171,21 @@ TEST_CASE("every named strategy lowers to a form that follows it exactly", "[cod
   struct Shape {
     int heads, kv_heads, seqlen_q, seqlen_k, sms;
     sim::MaskKind mask;
+    int head_dim = 128;
   };
+  // head_dim 64 takes 128x128 tiles: square, so symmetric-shift's exact construction applies.
   auto const shape = GENERATE(Shape{4, 4, 1024, 1024, 132, sim::MaskKind::kFull},
                               Shape{4, 4, 1024, 1024, 132, sim::MaskKind::kCausal},
                               Shape{3, 3, 896, 640, 7, sim::MaskKind::kCausal},
                               Shape{8, 2, 768, 768, 10, sim::MaskKind::kFull},
-                              Shape{2, 2, 1000, 1000, 5, sim::MaskKind::kCausal});
+                              Shape{2, 2, 1000, 1000, 5, sim::MaskKind::kCausal},
+                              Shape{4, 4, 1024, 1024, 132, sim::MaskKind::kCausal, 64},
+                              Shape{3, 3, 1152, 1152, 7, sim::MaskKind::kCausal, 64},
+                              Shape{8, 2, 768, 768, 10, sim::MaskKind::kFull, 64},
+                              Shape{2, 2, 1000, 1000, 5, sim::MaskKind::kCausal, 64});
   sim::Problem problem;
+  problem.head_dim = shape.head_dim;
+  problem.tile_m = dash::rt::kernel_tile_m(shape.head_dim);
   problem.q_heads = shape.heads;
   problem.kv_heads = shape.kv_heads;
   problem.seqlen_q = shape.seqlen_q;
@@ -191,7 +199,7 @@ TEST_CASE("every named strategy lowers to a form that follows it exactly", "[cod
     } catch (dash::UserError const&) {
       continue;  // a strategy may refuse a shape outside its premise
     }
-    CAPTURE(name, shape.heads, shape.seqlen_q, shape.sms);
+    CAPTURE(name, shape.heads, shape.seqlen_q, shape.sms, shape.head_dim);
     auto const spec = cg::lower(problem, machine, schedule);
     CHECK(cg::form_mismatch(spec, schedule).empty());
     CHECK(spec.strategy == name);
