@@ -353,10 +353,10 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
   }
   // What the template (runtime/bwd_main.cu) instantiates and static_asserts: a spec outside it
   // would compile to a kernel that registers nothing and is never dispatched.
-  if (problem.head_dim != 64 && problem.head_dim != 128) {
+  if (!rt::kernel_has_head_dim(problem.head_dim)) {
     user_error("generate: head-dim {} has no kernel: the template supports 64 and 128", problem.head_dim);
   }
-  if (problem.tile_m != rt::kernel_tile_m(problem.head_dim) || problem.tile_n != rt::kKernelTileN) {
+  if (!rt::kernel_has_tiles(problem.head_dim, problem.tile_m, problem.tile_n)) {
     user_error("generate: tiles {}x{} have no kernel: the template's tiles at head-dim {} are {}x{}",
                problem.tile_m, problem.tile_n, problem.head_dim, rt::kernel_tile_m(problem.head_dim),
                rt::kKernelTileN);

@@ -1,6 +1,7 @@
 #include "codegen/specialize.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,16 +21,8 @@ struct TableType {
   std::size_t bytes;
 };
 
-/// One table of the schedule form, as the kernel embeds it.
-struct Table {
-  std::string name;
-  std::vector<int> const* values;
-  bool narrow;  ///< in the narrowest integer type that holds it (else int: the arrival form's
-                ///< DashCfArrival points at the per-tile ranges as int)
-};
-
 /// The narrowest integer type that holds every value.
-TableType table_type(std::vector<int> const& values) {
+TableType narrowest_type(std::vector<int> const& values) {
   auto const [lo, hi] = std::minmax_element(values.begin(), values.end());
   if (values.empty() || (*lo >= 0 && *hi <= 255)) return {"unsigned char", 1};
   if (*lo >= -128 && *hi <= 127) return {"signed char", 1};
@@ -38,11 +31,27 @@ TableType table_type(std::vector<int> const& values) {
   return {"int", 4};
 }
 
+/// One table of the schedule form, as the kernel embeds it.
+struct Table {
+  std::string name;
+  std::vector<int> const* values;
+  TableType type;
+};
+
+/// A table in the narrowest integer type that holds it.
+Table narrow_table(std::string name, std::vector<int> const& values) {
+  return {std::move(name), &values, narrowest_type(values)};
+}
+
+/// A table of int: the arrival form's DashCfArrival points at the per-tile ranges as int.
+Table int_table(std::string name, std::vector<int> const& values) {
+  return {std::move(name), &values, {"int", sizeof(int)}};
+}
+
 /// `static STORAGE const TYPE name[N] = {...};`, 16 numbers a line.
 std::string table_array(Table const& t, char const* storage) {
   std::vector<int> const& values = *t.values;
-  std::string out = fmt::format("static {} const {} {}[{}] = {{", storage,
-                                t.narrow ? table_type(values).name : "int", t.name,
+  std::string out = fmt::format("static {} const {} {}[{}] = {{", storage, t.type.name, t.name,
                                 values.empty() ? 1 : values.size());
   if (values.empty()) out += "0";  // never read; a zero-length array is not C++
   for (std::size_t n = 0; n < values.size(); ++n) {
@@ -237,40 +246,39 @@ std::string schedule_prelude(KernelSpec const& spec) {
   // except for the arrival form, which takes the Q bounds by pointer.
   std::vector<Table> tables;
   bool const arrival = form.dq_rank.kind == "arrival";
-  if (arrival || !uniform(form.q_lo)) tables.push_back({"dash_gen_q_lo", &form.q_lo, false});
-  if (arrival || !uniform(form.q_hi)) tables.push_back({"dash_gen_q_hi", &form.q_hi, false});
+  if (arrival || !uniform(form.q_lo)) tables.push_back(int_table("dash_gen_q_lo", form.q_lo));
+  if (arrival || !uniform(form.q_hi)) tables.push_back(int_table("dash_gen_q_hi", form.q_hi));
   if (arrival || (form.dq_rank.kind == "ascending" && !uniform(form.kv_lo))) {
-    tables.push_back({"dash_gen_kv_lo", &form.kv_lo, false});
+    tables.push_back(int_table("dash_gen_kv_lo", form.kv_lo));
   }
   if (arrival || (form.dq_rank.kind == "descending" && !uniform(form.kv_hi))) {
-    tables.push_back({"dash_gen_kv_hi", &form.kv_hi, false});
+    tables.push_back(int_table("dash_gen_kv_hi", form.kv_hi));
   }
   if (form.work.kind == "table") {
-    tables.push_back({"dash_gen_work_begin", &form.work.begin, true});
-    tables.push_back({"dash_gen_work_items", &form.work.items, true});
+    tables.push_back(narrow_table("dash_gen_work_begin", form.work.begin));
+    tables.push_back(narrow_table("dash_gen_work_items", form.work.items));
   }
   if (form.q_order.kind == "table") {
-    tables.push_back({"dash_gen_q_item_row", &form.q_order.item_row, true});
-    tables.push_back({"dash_gen_q_row_begin", &form.q_order.row_begin, true});
-    tables.push_back({"dash_gen_q_rows", &form.q_order.rows, true});
+    tables.push_back(narrow_table("dash_gen_q_item_row", form.q_order.item_row));
+    tables.push_back(narrow_table("dash_gen_q_row_begin", form.q_order.row_begin));
+    tables.push_back(narrow_table("dash_gen_q_rows", form.q_order.rows));
   }
   if (form.dq_rank.kind == "table") {
-    tables.push_back({"dash_gen_dq_row", &form.dq_rank.tile_row, true});
-    tables.push_back({"dash_gen_dq_rows", &form.dq_rank.rows, true});
+    tables.push_back(narrow_table("dash_gen_dq_row", form.dq_rank.tile_row));
+    tables.push_back(narrow_table("dash_gen_dq_rows", form.dq_rank.rows));
   }
   if (form.dkv_rank.kind == "table") {
-    tables.push_back({"dash_gen_dkv_row", &form.dkv_rank.tile_row, true});
-    tables.push_back({"dash_gen_dkv_rows", &form.dkv_rank.rows, true});
+    tables.push_back(narrow_table("dash_gen_dkv_row", form.dkv_rank.tile_row));
+    tables.push_back(narrow_table("dash_gen_dkv_rows", form.dkv_rank.rows));
   }
   std::size_t bytes = 0;
-  for (auto const& t : tables) {
-    bytes += t.values->size() * (t.narrow ? table_type(*t.values).bytes : sizeof(int));
-  }
-  char const* storage = bytes <= kConstantTableBytes ? "__constant__" : "__device__";
+  for (auto const& t : tables) bytes += t.values->size() * t.type.bytes;
+  bool const constant = bytes <= kConstantTableBytes;
   if (!tables.empty()) {
-    out += fmt::format("// Tables: {} bytes in {} memory.\n", bytes,
-                       bytes <= kConstantTableBytes ? "constant" : "global");
+    out +=
+        fmt::format("// Tables: {} bytes in {} memory.\n", bytes, constant ? "constant" : "global");
   }
+  char const* storage = constant ? "__constant__" : "__device__";
   for (auto const& t : tables) out += table_array(t, storage);
   out += "// ---- End of the schedule form; the runtime template follows.\n\n";
   return out;

@@ -1,24 +1,16 @@
 #include "dagsim/flops.h"
 
-#include <algorithm>
 #include <cstdint>
 
 namespace dash::sim {
 namespace {
 
-// Visible (query, key) pairs of one head of batch entry b, exactly, one query row at a time.
+// Visible (query, key) pairs of one head of batch entry b, exactly: the problem's own count per
+// tile (Problem::visible_pairs), summed over the tiles.
 std::int64_t visible_pairs(Problem const& p, int b) {
-  std::int64_t const len_q = p.len_q(b);
-  std::int64_t const len_k = p.len_k(b);
-  if (p.mask.kind == MaskKind::kFull) return len_q * len_k;
-  std::int64_t const offset = len_k - len_q;
-  std::int64_t const left = p.mask.kind == MaskKind::kWindow ? p.mask.left : len_k;
-  std::int64_t const right = p.mask.kind == MaskKind::kWindow ? p.mask.right : 0;
   std::int64_t pairs = 0;
-  for (std::int64_t r = 0; r < len_q; ++r) {
-    std::int64_t const lo = std::max<std::int64_t>(0, r + offset - left);
-    std::int64_t const hi = std::min<std::int64_t>(len_k - 1, r + offset + right);
-    if (hi >= lo) pairs += hi - lo + 1;
+  for (int i = 0; i < p.q_tiles(b); ++i) {
+    for (int j = 0; j < p.kv_tiles(b); ++j) pairs += p.visible_pairs(b, i, j);
   }
   return pairs;
 }

@@ -98,10 +98,10 @@ WorkspaceLayout layout_of(sim::Problem const& p) {
 
 void check_problem(sim::Problem const& p) {
   sim::validate_problem(p);
-  if (p.head_dim != 64 && p.head_dim != 128) {
+  if (!kernel_has_head_dim(p.head_dim)) {
     user_error("head_dim {} is not supported by the CUDA kernels (64 or 128)", p.head_dim);
   }
-  if (p.tile_m != kernel_tile_m(p.head_dim) || p.tile_n != kKernelTileN) {
+  if (!kernel_has_tiles(p.head_dim, p.tile_m, p.tile_n)) {
     user_error("the CUDA kernels use {}x{} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
                kernel_tile_m(p.head_dim), kKernelTileN, p.head_dim, p.tile_m, p.tile_n);
   }

@@ -22,6 +22,12 @@ inline constexpr int kUnboundedSide = 1 << 28;
 /// of 128-row steps would not fit in registers.
 inline constexpr int kKernelTileN = 128;
 constexpr int kernel_tile_m(int head_dim) { return head_dim == 64 ? 128 : 64; }
+/// The head dims the backward kernel is instantiated for.
+constexpr bool kernel_has_head_dim(int head_dim) { return head_dim == 64 || head_dim == 128; }
+/// Whether a problem's tiles are the kernel's for its head dim.
+constexpr bool kernel_has_tiles(int head_dim, int tile_m, int tile_n) {
+  return tile_m == kernel_tile_m(head_dim) && tile_n == kKernelTileN;
+}
 
 /// A (batch, seqlen, heads, head_dim) tensor as FlashAttention lays it out, strides in elements,
 /// head_dim contiguous. Varlen tensors are (total_tokens, heads, head_dim): batch_stride unused.

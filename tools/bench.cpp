@@ -37,8 +37,8 @@ struct BenchOptions {
   std::string head_dims = "64,128";
   std::string seqlens = "512,1024,2048,4096,8192,16384";
   std::string masks = "full,causal";
-  int total_tokens = 16384;
-  int hidden = 2048;
+  int total_tokens = sim::kGridTotalTokens;
+  int hidden = sim::kGridHidden;
   int iters = 10;
   int warmup = 3;
   std::uint64_t seed = 1;

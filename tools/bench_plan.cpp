@@ -32,7 +32,6 @@ std::vector<std::string> split_list(std::string const& text, std::string const& 
   return parts;
 }
 
-
 }  // namespace
 
 std::string to_string(BenchMode mode) { return mode == BenchMode::kDet ? "det" : "nondet"; }

@@ -1,12 +1,14 @@
 #pragma once
 // The plan of `dash bench`: which shapes (the DASH/FA3 grid of DESIGN.md section 6, or one shape),
-// which strategies and which reduction modes, plus the arithmetic every report shares (backward
-// FLOPs, medians). Pure values: no GPU, testable on any machine.
+// which strategies and which reduction modes, and TFLOP/s (the FLOPs, the grid's rule and the
+// median are dash::sim's: dagsim/flops.h, grid.h, median.h). Pure values: no GPU, testable on any
+// machine.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dagsim/grid.h"
 #include "dagsim/mask.h"
 #include "dagsim/problem.h"
 
@@ -25,8 +27,8 @@ std::vector<std::string> parse_strategies(std::string const& text, std::string c
 
 /// The benchmark grid: batch = total_tokens / seqlen, heads = hidden / head_dim.
 struct BenchGrid {
-  int total_tokens = 16384;
-  int hidden = 2048;
+  int total_tokens = sim::kGridTotalTokens;
+  int hidden = sim::kGridHidden;
   std::vector<int> head_dims{64, 128};
   std::vector<int> seqlens{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<sim::Mask> masks{sim::Mask{sim::MaskKind::kFull}, sim::Mask{sim::MaskKind::kCausal}};
