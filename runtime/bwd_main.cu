@@ -10,11 +10,12 @@
 // stay in registers for the whole walk:
 //   S^T = K Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V dO^T,
 //   dS^T = P^T o (dP^T - dPsum), dV += P^T dO, dK += dS^T Q, dQ_i = dS K.
-// S^T and dP^T are split over 4 x 2 warps (32 KV rows x TM/2 Q rows each); P^T and dS^T go through
-// shared memory; dK/dV over 4 x 2 warps (32 KV rows x D/2 columns each), dQ over TM/32 x 8/(TM/32)
-// warps of 32 x 32. Shared-memory reads per step are about 15 % lower than with each warp owning
-// 16 KV rows over the whole head dimension, which read all of Q and dO in every warp twice
-// (measured with 64-row tiles at both head dims).
+// S^T and dP^T are split over 4 x 2 warps (32 KV rows x TM/2 Q rows each). For the same 32 KV rows
+// the warp of the first Q half then computes dV and the other dK, over all D columns: each keeps its
+// own half of P^T (dV) or dS^T (dK) in registers and reads the other half from shared memory. That
+// reads a sixth (d64) or a twelfth (d128) fewer shared-memory bytes per step than splitting dK and
+// dV by head-dim halves, where every warp read both P^T and dS^T whole. dQ is split over
+// TM/32 x 8/(TM/32) warps of 32 x 32.
 // Shared memory: 162 KB (d64) and 161 KB (d128), beyond the 99 KB per block of sm_86 / sm_89;
 // ctas_per_sm then reports 0 and the host refuses the problem.
 // Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
@@ -243,18 +244,25 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   int const d0 = (wid / kDqRowGroups) * kDqCols;
   std::uint32_t const ds_dq = warp::swz_frag<TM>(
       warp::swz_lane<TM>(warp::smem_addr(sm.ds), warp::p2_row(lane), warp::p2_chunk(lane)), 0, mq0 / 8);
-  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows kWarpQ wq.. (4 x 2 warps);
-  // dK / dV: KV rows 32 wkv.. and head-dim columns D/2 wd.. (4 x 2 warps). P^T and dS^T go through
-  // shared memory between the two.
+  // S^T / dP^T and the softmax: warp w takes KV rows 32 wkv.. and Q rows kWarpQ wq.. (4 x 2 warps).
+  // Then the warp of role 0 (wq = 0) computes dV and the one of role 1 dK for those 32 KV rows and
+  // all D columns: each keeps its own Q half of P^T (role 0) or dS^T (role 1) in registers and
+  // reads the other half from shared memory, where the other role's warp put it.
   int const wkv = wid & 3;
   int const wq = wid >> 2;
-  int const wd = wid >> 2;
+  int const role = wq;
   constexpr int kWarpQ = TM / 2;       // Q rows of a warp's S^T / dP^T block
   constexpr int kQn8 = kWarpQ / 8;     // its n8 blocks
   static_assert(kQn8 % 2 == 0, "n8 blocks in pairs (one ldmatrix.x4 of Q and of dO per pair)");
   constexpr std::uint32_t kPtToDs = kTileN * TM * sizeof(T);  // sm.ds from sm.pt
   std::uint32_t const pt_p1 =
       warp::swz_lane<TM>(warp::smem_addr(sm.pt), warp::p1_row(lane), warp::p1_chunk(lane));
+  // The dV / dK GEMM: A of the other Q half (P^T for role 0, dS^T for role 1; chunk offsets
+  // 0 or TM / 16 and 2 u share no bit), B from dO (role 0) or Q (role 1) of the stage.
+  std::uint32_t const a_other = warp::swz_frag<TM>(pt_p1 + (role == 0 ? 0u : kPtToDs), 0, (1 - role) * (TM / 16));
+  std::uint32_t const b_p1 = q_p1 + (role == 0 ? kDoutOff : 0u);
+  int const own_q = role * kWarpQ;
+  int const other_q = (1 - role) * kWarpQ;
   // P^T / dS^T stores: row 32 wkv + gq (+ 16 mb + 8 half), columns kWarpQ wq + 8 nb + 2 t4: bits
   // 4..6 of the row's base hold gq, flipped by the low three bits of the chunk kQn8 wq + nb.
   std::uint32_t const pt_st = static_cast<std::uint32_t>(
@@ -325,14 +333,14 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     int i_next = item.num_steps > 1 ? q_tile_at(p.tables, item, 1) : 0;
     if (item.num_steps > 0) load_q_step(i_cur, sm.stage[0]);
 
-    float dk[2][D / 16][4];
-    float dv[2][D / 16][4];
+    // dV (role 0) or dK (role 1) of this warp's 32 KV rows over the whole head dimension.
+    float acc[2][D / 8][4];
 #pragma unroll
     for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-      for (int nb = 0; nb < D / 16; ++nb) {
+      for (int nb = 0; nb < D / 8; ++nb) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dk[mb][nb][e] = dv[mb][nb][e] = 0.f;
+        for (int e = 0; e < 4; ++e) acc[mb][nb][e] = 0.f;
       }
     }
 
@@ -391,6 +399,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
       // P^T and dS^T into shared memory (bf16/fp16). Tiles that the mask and the lengths leave
       // whole take the branch-free path.
+      // This warp's own half of P^T (role 0) or dS^T (role 1) stays in registers as the A
+      // fragments of its dV / dK GEMM: an m16n8 accumulator pair is an m16k16 A fragment.
+      std::uint32_t own[2][kQn8 / 2][4];
       bool const whole = mask_kind == kMaskFull
                              ? (m0 + TM <= len_q && n0 + kTileN <= len_k)
                              : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
@@ -418,13 +429,20 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
               pv[e] = pe;
               dsv[e] = pe * (dp[mb][nb][e] - ((e & 1) ? dps.y : dps.x));
             }
+            std::uint32_t const p01 = E::pack(pv[0], pv[1]);
+            std::uint32_t const p23 = E::pack(pv[2], pv[3]);
+            std::uint32_t const ds01 = E::pack(dsv[0], dsv[1]);
+            std::uint32_t const ds23 = E::pack(dsv[2], dsv[3]);
+            own[mb][nb / 2][2 * (nb & 1)] = role == 0 ? p01 : ds01;
+            own[mb][nb / 2][2 * (nb & 1) + 1] = role == 0 ? p23 : ds23;
             std::uint32_t const at =
                 (pt_st ^ static_cast<std::uint32_t>((chunk & 7) * 16)) + (chunk & ~7) * 16 + mb * 16 * TM * 2;
-            *reinterpret_cast<std::uint32_t*>(smem_raw + at) = E::pack(pv[0], pv[1]);
-            *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * TM * 2) = E::pack(pv[2], pv[3]);
-            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs) = E::pack(dsv[0], dsv[1]);
-            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs + 8 * TM * 2) =
-                E::pack(dsv[2], dsv[3]);
+            if (role == 1) {  // the role-0 warp of these KV rows reads this half of P^T
+              *reinterpret_cast<std::uint32_t*>(smem_raw + at) = p01;
+              *reinterpret_cast<std::uint32_t*>(smem_raw + at + 8 * TM * 2) = p23;
+            }
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs) = ds01;
+            *reinterpret_cast<std::uint32_t*>(smem_raw + at + kPtToDs + 8 * TM * 2) = ds23;
           }
         }
       };
@@ -435,34 +453,35 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       }
       __syncthreads();  // P^T and dS^T complete
 
-      // dV += P^T dO and dK += dS^T Q over this warp's 32 KV rows and D/2 columns (A fragments
-      // from the P^T / dS^T tiles; B fragments [k = Q row][n = d], transposed loads).
-      std::uint32_t const qs_p1 = q_p1 + stage_off;
+      // Role 0: dV += P^T dO; role 1: dK += dS^T Q, over this warp's 32 KV rows and all D columns
+      // (B fragments [k = Q row][n = d], transposed loads). The A fragments of the warp's own Q
+      // half are in registers; those of the other half come from the other role's warp.
+      auto dkv_block = [&](std::uint32_t const (&a)[2][4], int q_row) {
 #pragma unroll
-      for (int kk = 0; kk < TM / 16; ++kk) {
-        std::uint32_t ap[2][4];
-        std::uint32_t ads[2][4];
-#pragma unroll
-        for (int mb = 0; mb < 2; ++mb) {
-          std::uint32_t const at = warp::swz_frag<TM>(pt_p1, wkv * 32 + mb * 16, 2 * kk);
-          warp::ldmatrix_x4(ap[mb], at);
-          warp::ldmatrix_x4(ads[mb], at + kPtToDs);
-        }
-#pragma unroll
-        for (int np = 0; np < D / 32; ++np) {
-          std::uint32_t bo[4];
-          std::uint32_t bq[4];
-          std::uint32_t const at = warp::swz_frag<D>(qs_p1, kk * 16, wd * (D / 16) + 2 * np);
-          warp::ldmatrix_x4_trans(bo, at + kDoutOff);
-          warp::ldmatrix_x4_trans(bq, at);
+        for (int np = 0; np < D / 16; ++np) {
+          std::uint32_t b[4];
+          warp::ldmatrix_x4_trans(b, warp::swz_frag<D>(b_p1 + stage_off, q_row, 2 * np));
 #pragma unroll
           for (int mb = 0; mb < 2; ++mb) {
-            warp::mma<DT>(dv[mb][2 * np], ap[mb], bo[0], bo[1]);
-            warp::mma<DT>(dv[mb][2 * np + 1], ap[mb], bo[2], bo[3]);
-            warp::mma<DT>(dk[mb][2 * np], ads[mb], bq[0], bq[1]);
-            warp::mma<DT>(dk[mb][2 * np + 1], ads[mb], bq[2], bq[3]);
+            warp::mma<DT>(acc[mb][2 * np], a[mb], b[0], b[1]);
+            warp::mma<DT>(acc[mb][2 * np + 1], a[mb], b[2], b[3]);
           }
         }
+      };
+#pragma unroll
+      for (int u = 0; u < TM / 32; ++u) {
+        std::uint32_t const a[2][4] = {{own[0][u][0], own[0][u][1], own[0][u][2], own[0][u][3]},
+                                       {own[1][u][0], own[1][u][1], own[1][u][2], own[1][u][3]}};
+        dkv_block(a, own_q + 16 * u);
+      }
+#pragma unroll
+      for (int u = 0; u < TM / 32; ++u) {
+        std::uint32_t a[2][4];
+#pragma unroll
+        for (int mb = 0; mb < 2; ++mb) {
+          warp::ldmatrix_x4(a[mb], warp::swz_frag<TM>(a_other, wkv * 32 + mb * 16, 2 * u));
+        }
+        dkv_block(a, other_q + 16 * u);
       }
 
       // The ticket read early, before the dQ GEMM instead of after it: in most steps the previous
@@ -549,18 +568,20 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       release_pending();
     }
 
-    // dK (times the softmax scale) and dV of this warp's 32 KV rows and D/2 columns.
+    // dV (role 0) or dK times the softmax scale (role 1) of this warp's 32 KV rows.
+    if (role == 1) {
 #pragma unroll
-    for (int mb = 0; mb < 2; ++mb) {
+      for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
-      for (int nb = 0; nb < D / 16; ++nb) {
+        for (int nb = 0; nb < D / 8; ++nb) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dk[mb][nb][e] *= g.scale;
+          for (int e = 0; e < 4; ++e) acc[mb][nb][e] *= g.scale;
+        }
       }
     }
     if (!gqa) {
-      T* dk_ptr = static_cast<T*>(p.dk.data) + base(p.dk, k_row0, kvh);
-      T* dv_ptr = static_cast<T*>(p.dv.data) + base(p.dv, k_row0, kvh);
+      TensorRef const& out = role == 0 ? p.dv : p.dk;
+      T* out_ptr = static_cast<T*>(out.data) + base(out, k_row0, kvh);
 #pragma unroll
       for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
@@ -568,12 +589,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
           int const row = n0 + wkv * 32 + mb * 16 + gq + half * 8;
           if (row < len_k) {
 #pragma unroll
-            for (int nb = 0; nb < D / 16; ++nb) {
-              int const col = wd * (D / 2) + nb * 8 + 2 * t4;
-              *reinterpret_cast<std::uint32_t*>(dk_ptr + row * p.dk.row_stride + col) =
-                  E::pack(dk[mb][nb][half * 2], dk[mb][nb][half * 2 + 1]);
-              *reinterpret_cast<std::uint32_t*>(dv_ptr + row * p.dv.row_stride + col) =
-                  E::pack(dv[mb][nb][half * 2], dv[mb][nb][half * 2 + 1]);
+            for (int nb = 0; nb < D / 8; ++nb) {
+              *reinterpret_cast<std::uint32_t*>(out_ptr + row * out.row_stride + nb * 8 + 2 * t4) =
+                  E::pack(acc[mb][nb][half * 2], acc[mb][nb][half * 2 + 1]);
             }
           }
         }
@@ -584,17 +602,17 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + j;
       int const rank = p.deterministic ? dkv_rank(p.tables, item) : 0;
       if (p.deterministic) wait_turn<false>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
+      float* accum = role == 0 ? p.dv_accum : p.dk_accum;
 #pragma unroll
       for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           int const row = n0 + wkv * 32 + mb * 16 + gq + half * 8;
           if (row < len_k) {
-            std::int64_t const at = (std::int64_t{k_row0 + row} * g.kv_heads + kvh) * D + wd * (D / 2) + 2 * t4;
+            std::int64_t const at = (std::int64_t{k_row0 + row} * g.kv_heads + kvh) * D + 2 * t4;
 #pragma unroll
-            for (int nb = 0; nb < D / 16; ++nb) {
-              red_add2(p.dk_accum + at + nb * 8, dk[mb][nb][half * 2], dk[mb][nb][half * 2 + 1]);
-              red_add2(p.dv_accum + at + nb * 8, dv[mb][nb][half * 2], dv[mb][nb][half * 2 + 1]);
+            for (int nb = 0; nb < D / 8; ++nb) {
+              red_add2(accum + at + nb * 8, acc[mb][nb][half * 2], acc[mb][nb][half * 2 + 1]);
             }
           }
         }
