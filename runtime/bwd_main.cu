@@ -16,12 +16,12 @@
 // reads a sixth (d64) or a twelfth (d128) fewer shared-memory bytes per step than splitting dK and
 // dV by head-dim halves, where every warp read both P^T and dS^T whole. dQ is split over
 // TM/32 x 8/(TM/32) warps of 32 x 32.
-// Shared memory: 162 KB (d64) and 161 KB (d128), beyond the 99 KB per block of sm_86 / sm_89;
+// Shared memory: 194 KB (d64) and 193 KB (d128), beyond the 99 KB per block of sm_86 / sm_89;
 // ctas_per_sm then reports 0 and the host refuses the problem.
-// Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; CTA
-// barriers at the top (the tiles landed, the previous step's buffers are free), after the softmax
-// (P^T and dS^T complete) and after the dQ GEMM (Q and dO no longer read); each warp stages its dQ
-// partial in the free stage buffer and adds it with 16-byte vector reductions. Deterministic mode:
+// Per step: Q, dO, LSE and dPsum of the next step load (cp.async) while this one computes; two CTA
+// barriers, at the top (the tiles landed, the previous step's buffers are free) and after the
+// softmax (P^T and dS^T complete); each warp stages its dQ partial in its own slice of a dQ buffer
+// (no barrier) and adds it with 16-byte vector reductions. Deterministic mode:
 // each warp reads the tile's ticket (acquire) before its dQ GEMM and spins only if that read was
 // too early; the ticket is released after a later CTA barrier (docs/schedule-protocol.md).
 #include <cstdint>
@@ -184,6 +184,7 @@ struct SharedStorage {
   Stage stage[2];
   T pt[kTileN * TM];  // P^T, [kv row][q row]
   T ds[kTileN * TM];  // dS^T, [kv row][q row]
+  float dq[TM * D];   // each warp's dQ partial on its way to the reductions, a slice per warp
 };
 
 __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int row, int col,
@@ -519,18 +520,19 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
 
-      __syncthreads();  // every warp is past its dK/dV GEMMs: Q and dO of stage t % 2 are free
-      // The partial goes through this warp's slice of stage t % 2 (free since the barrier above;
-      // step t + 2's prefetch starts after the next barrier), rows of kDqCols floats, so that the
-      // adds are 16-byte vector reductions over whole row segments: half the reduction
-      // instructions of adding the fragments where they are. The 8 chunks of 16 bytes of row r are
-      // permuted by XOR with 2 (r mod 4): the 8-byte stores of a half-warp (4 rows x 2 chunks of a
-      // pair) land in 8 distinct chunks, 32 distinct banks (XOR with r mod 8 left them 2-way
-      // conflicted); the 16-byte reads take one row per quarter-warp, conflict-free either way.
+      // The partial goes through this warp's slice of sm.dq (no other warp touches it, so no CTA
+      // barrier), rows of kDqCols floats, so that the adds are 16-byte vector reductions over whole
+      // row segments: half the reduction instructions of adding the fragments where they are. The
+      // 8 chunks of 16 bytes of row r are permuted by XOR with 2 (r mod 4): the 8-byte stores of a
+      // half-warp (4 rows x 2 chunks of a pair) land in 8 distinct chunks, 32 distinct banks (XOR
+      // with r mod 8 left them 2-way conflicted); the 16-byte reads take one row per quarter-warp,
+      // conflict-free either way. The previous step's reads of the slice were this warp's own,
+      // ordered by the __syncwarp below.
       constexpr int kRowBytes = kDqCols * 4;
-      static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes <= 2 * TM * D * 2,
-                    "8 chunks per staged row; the slices fit in a stage's Q and dO");
-      unsigned char* slice = reinterpret_cast<unsigned char*>(&sm.stage[t & 1]) + wid * kDqRows * kRowBytes;
+      static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes == sizeof(sm.dq),
+                    "8 chunks per staged row; a slice per warp");
+      __syncwarp();  // every lane's reads of the previous step's partial are done
+      unsigned char* slice = reinterpret_cast<unsigned char*>(sm.dq) + wid * kDqRows * kRowBytes;
 #pragma unroll
       for (int mb = 0; mb < kDqRows / 16; ++mb) {
 #pragma unroll
