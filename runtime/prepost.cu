@@ -1,4 +1,5 @@
-// Preprocess and postprocess kernels of the backward pass. Memory-bound, one warp per row.
+// Preprocess and postprocess kernels of the backward pass. Memory-bound: 16-byte loads and stores,
+// D / 8 lanes per (row, head).
 #include <cstdint>
 
 #include "runtime/cuda_check.h"
@@ -20,64 +21,81 @@ __device__ __forceinline__ std::int64_t user_offset(Geometry const& g, TensorRef
   return rows + std::int64_t{head} * t.head_stride;
 }
 
+/// A (row, head)'s D elements as D / 8 chunks of 16 bytes, one lane each: groups of D / 8 lanes
+/// per row, kThreads / (D / 8) rows per block. Heads run along the grid's y (strided past 65535),
+/// so no thread divides by a runtime value except for the batch of a fixed-length row.
+template <int D>
+constexpr int kChunkLanes = D / 8;
+
 template <int D, int DT>
 __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p) {
   using E = warp::Elem<DT>;
   using T = typename E::T;
+  static_assert(32 % kChunkLanes<D> == 0, "a row's lanes within one warp");
+  constexpr int kRows = kThreads / kChunkLanes<D>;
   Geometry const& g = p.g;
-  int const lane = static_cast<int>(threadIdx.x) & 31;
-  std::int64_t const warps = std::int64_t{gridDim.x} * (kThreads / 32);
-  std::int64_t const gtid = std::int64_t{blockIdx.x} * kThreads + threadIdx.x;
-  std::int64_t const rows = std::int64_t{g.rows_padded} * g.q_heads;
-  for (std::int64_t w = gtid / 32; w < rows; w += warps) {
-    int const h = static_cast<int>(w / g.rows_padded);
-    int const row = static_cast<int>(w % g.rows_padded);
-    std::int64_t const at = std::int64_t{h} * g.rows_padded + row;
-    if (row >= g.total_q) {  // padding rows: read by tail tiles, never used; keep them defined
-      if (lane == 0) p.lse_log2[at] = p.dpsum[at] = 0.f;
-      continue;
-    }
-    T const* o = static_cast<T const*>(p.o.data) + user_offset(g, p.o, row, g.seqlen_q, h);
-    T const* d = static_cast<T const*>(p.dout.data) + user_offset(g, p.dout, row, g.seqlen_q, h);
-    float acc = 0.f;
+  int const sub = static_cast<int>(threadIdx.x) % kChunkLanes<D>;
+  int const lane_row = static_cast<int>(threadIdx.x) / kChunkLanes<D>;
+  for (int h = static_cast<int>(blockIdx.y); h < g.q_heads; h += static_cast<int>(gridDim.y)) {
+    // row0 is the same for the whole block: every lane of a warp reaches the shuffles.
+    for (std::int64_t row0 = std::int64_t{blockIdx.x} * kRows; row0 < g.rows_padded;
+         row0 += std::int64_t{gridDim.x} * kRows) {
+      int const row = static_cast<int>(row0) + lane_row;
+      bool const real = row < g.total_q;  // padding rows: read by tail tiles, never used; keep them defined
+      float acc = 0.f;
+      if (real) {
+        T const* o = static_cast<T const*>(p.o.data) + user_offset(g, p.o, row, g.seqlen_q, h) + sub * 8;
+        T const* d = static_cast<T const*>(p.dout.data) + user_offset(g, p.dout, row, g.seqlen_q, h) + sub * 8;
+        uint4 const ov = *reinterpret_cast<uint4 const*>(o);
+        uint4 const dv = *reinterpret_cast<uint4 const*>(d);
+        T const* oe = reinterpret_cast<T const*>(&ov);
+        T const* de = reinterpret_cast<T const*>(&dv);
 #pragma unroll
-    for (int c = lane; c < D; c += 32) acc += E::to_float(o[c]) * E::to_float(d[c]);
+        for (int e = 0; e < 8; ++e) acc += E::to_float(oe[e]) * E::to_float(de[e]);
+        float4* dq = reinterpret_cast<float4*>(p.dq_accum + (std::int64_t{row} * g.q_heads + h) * D + sub * 8);
+        dq[0] = dq[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+      }
 #pragma unroll
-    for (int s = 16; s > 0; s >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, s);
-    float* dq = p.dq_accum + (std::int64_t{row} * g.q_heads + h) * D;
-#pragma unroll
-    for (int c = lane; c < D; c += 32) dq[c] = 0.f;
-    if (lane == 0) {
-      p.dpsum[at] = acc;
-      p.lse_log2[at] = p.lse[std::int64_t{h} * g.total_q + row] * kLog2e;  // +inf stays +inf
+      for (int s = kChunkLanes<D> / 2; s > 0; s >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, s);
+      if (sub == 0 && row < g.rows_padded) {
+        std::int64_t const at = std::int64_t{h} * g.rows_padded + row;
+        p.dpsum[at] = acc;
+        p.lse_log2[at] = real ? p.lse[std::int64_t{h} * g.total_q + row] * kLog2e : 0.f;  // +inf stays +inf
+      }
     }
   }
-  for (std::int64_t x = gtid; x < p.num_tickets; x += std::int64_t{gridDim.x} * kThreads) p.tickets[x] = 0;
+  std::int64_t const gtid = (std::int64_t{blockIdx.y} * gridDim.x + blockIdx.x) * kThreads + threadIdx.x;
+  std::int64_t const stride = std::int64_t{gridDim.x} * gridDim.y * kThreads;
+  for (std::int64_t x = gtid; x < p.num_tickets; x += stride) p.tickets[x] = 0;
   if (p.dk_accum != nullptr) {
     std::int64_t const n = std::int64_t{g.total_k} * g.kv_heads * D;
-    for (std::int64_t x = gtid; x < n; x += std::int64_t{gridDim.x} * kThreads) {
+    for (std::int64_t x = gtid; x < n; x += stride) {
       p.dk_accum[x] = 0.f;
       p.dv_accum[x] = 0.f;
     }
   }
 }
 
-/// Converts a [rows][heads][D] fp32 accumulator (times `scale`) into a user tensor.
+/// Converts a [rows][heads][D] fp32 accumulator (times `scale`) into a user tensor, 8 elements
+/// (two 16-byte loads, one 16-byte store) per thread and step.
 template <int D, int DT>
 __device__ void convert_rows(Geometry const& g, float const* acc, TensorRef const& out, int rows,
                              int heads, int seqlen, float scale) {
   using E = warp::Elem<DT>;
   using T = typename E::T;
-  std::int64_t const pairs = std::int64_t{rows} * heads * (D / 2);
+  std::int64_t const chunks = std::int64_t{rows} * kChunkLanes<D>;
   std::int64_t const stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; x < pairs; x += stride) {
-    int const c = static_cast<int>(x % (D / 2)) * 2;
-    std::int64_t const rh = x / (D / 2);
-    int const h = static_cast<int>(rh % heads);
-    int const row = static_cast<int>(rh / heads);
-    float2 const v = *reinterpret_cast<float2 const*>(acc + rh * D + c);
-    T* dst = static_cast<T*>(out.data) + user_offset(g, out, row, seqlen, h) + c;
-    *reinterpret_cast<std::uint32_t*>(dst) = E::pack(v.x * scale, v.y * scale);
+  for (int h = static_cast<int>(blockIdx.y); h < heads; h += static_cast<int>(gridDim.y)) {
+    for (std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; x < chunks; x += stride) {
+      int const row = static_cast<int>(x / kChunkLanes<D>);
+      int const c = static_cast<int>(x % kChunkLanes<D>) * 8;
+      float4 const* src = reinterpret_cast<float4 const*>(acc + (std::int64_t{row} * heads + h) * D + c);
+      float4 const a = src[0];
+      float4 const b = src[1];
+      uint4 const v{E::pack(a.x * scale, a.y * scale), E::pack(a.z * scale, a.w * scale),
+                    E::pack(b.x * scale, b.y * scale), E::pack(b.z * scale, b.w * scale)};
+      *reinterpret_cast<uint4*>(static_cast<T*>(out.data) + user_offset(g, out, row, seqlen, h) + c) = v;
+    }
   }
 }
 
@@ -107,15 +125,20 @@ __global__ void __launch_bounds__(kThreads) zero_rows_kernel(Geometry const g, T
   }
 }
 
+/// Blocks of kThreads for `work` threads, at least one; kernels stride past the cap.
 int grid_for(std::int64_t work) {
   std::int64_t const blocks = (work + kThreads - 1) / kThreads;
   return static_cast<int>(blocks < 1 ? 1 : (blocks > 65536 ? 65536 : blocks));
 }
+/// The grid's y extent for `heads` heads (kernels stride past CUDA's limit of 65535).
+int heads_grid(int heads) { return heads < 1 ? 1 : (heads > 65535 ? 65535 : heads); }
 
 }  // namespace
 
 void launch_preprocess(PreParams const& p, DType dtype, cudaStream_t stream) {
-  int const grid = grid_for(std::int64_t{p.g.rows_padded} * p.g.q_heads * 32);
+  int const rows_per_block = kThreads / (p.g.head_dim / 8);
+  dim3 const grid(static_cast<unsigned>(grid_for(std::int64_t{p.g.rows_padded + rows_per_block - 1} / rows_per_block * kThreads)),
+                  static_cast<unsigned>(heads_grid(p.g.q_heads)));
   bool const bf16 = dtype == DType::kBf16;
   if (p.g.head_dim == 64) {
     bf16 ? preprocess_kernel<64, 0><<<grid, kThreads, 0, stream>>>(p)
@@ -128,7 +151,9 @@ void launch_preprocess(PreParams const& p, DType dtype, cudaStream_t stream) {
 }
 
 void launch_postprocess(PostParams const& p, DType dtype, cudaStream_t stream) {
-  int const grid = grid_for(std::int64_t{p.g.total_q} * p.g.q_heads * p.g.head_dim / 2);
+  int const rows = p.dk_accum != nullptr && p.g.total_k > p.g.total_q ? p.g.total_k : p.g.total_q;
+  dim3 const grid(static_cast<unsigned>(grid_for(std::int64_t{rows} * (p.g.head_dim / 8))),
+                  static_cast<unsigned>(heads_grid(p.g.q_heads)));
   bool const bf16 = dtype == DType::kBf16;
   if (p.g.head_dim == 64) {
     bf16 ? postprocess_kernel<64, 0><<<grid, kThreads, 0, stream>>>(p)
