@@ -46,7 +46,7 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-static_assert(kTileN == 32 * 4 && kWarps == 8, "4 x 32 KV rows by 2 Q-row or head-dim halves");
+static_assert(kTileN == 32 * 4 && kWarps == 8, "4 x 32 KV rows by 2 Q-row halves (the dV and dK roles)");
 /// Q rows of a step at head dim D.
 template <int D>
 constexpr int kTileMOf = kTileM > 0 ? kTileM : kernel_tile_m(D);
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       Stage const& st = sm.stage[t & 1];
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
-      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds free)
+      __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds, sm.dq free)
       release_pending();
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
@@ -526,8 +526,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // 8 chunks of 16 bytes of row r are permuted by XOR with 2 (r mod 4): the 8-byte stores of a
       // half-warp (4 rows x 2 chunks of a pair) land in 8 distinct chunks, 32 distinct banks (XOR
       // with r mod 8 left them 2-way conflicted); the 16-byte reads take one row per quarter-warp,
-      // conflict-free either way. The previous step's reads of the slice were this warp's own,
-      // ordered by the __syncwarp below.
+      // conflict-free either way. The previous step's reads of the slice are behind this step's
+      // top barrier already; the __syncwarp below keeps the slice's reuse correct within the warp
+      // on its own.
       constexpr int kRowBytes = kDqCols * 4;
       static_assert(kRowBytes == 128 && kWarps * kDqRows * kRowBytes == sizeof(sm.dq),
                     "8 chunks per staged row; a slice per warp");

@@ -26,13 +26,15 @@ __device__ __forceinline__ std::int64_t user_offset(Geometry const& g, TensorRef
 /// so no thread divides by a runtime value except for the batch of a fixed-length row.
 template <int D>
 constexpr int kChunkLanes = D / 8;
+/// (row, head) pairs per block of the preprocess.
+__host__ __device__ constexpr int rows_per_block(int head_dim) { return kThreads / (head_dim / 8); }
 
 template <int D, int DT>
 __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p) {
   using E = warp::Elem<DT>;
   using T = typename E::T;
   static_assert(32 % kChunkLanes<D> == 0, "a row's lanes within one warp");
-  constexpr int kRows = kThreads / kChunkLanes<D>;
+  constexpr int kRows = rows_per_block(D);
   Geometry const& g = p.g;
   int const sub = static_cast<int>(threadIdx.x) % kChunkLanes<D>;
   int const lane_row = static_cast<int>(threadIdx.x) / kChunkLanes<D>;
@@ -47,9 +49,9 @@ __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p)
         T const* o = static_cast<T const*>(p.o.data) + user_offset(g, p.o, row, g.seqlen_q, h) + sub * 8;
         T const* d = static_cast<T const*>(p.dout.data) + user_offset(g, p.dout, row, g.seqlen_q, h) + sub * 8;
         uint4 const ov = *reinterpret_cast<uint4 const*>(o);
-        uint4 const dv = *reinterpret_cast<uint4 const*>(d);
+        uint4 const dov = *reinterpret_cast<uint4 const*>(d);
         T const* oe = reinterpret_cast<T const*>(&ov);
-        T const* de = reinterpret_cast<T const*>(&dv);
+        T const* de = reinterpret_cast<T const*>(&dov);
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc += E::to_float(oe[e]) * E::to_float(de[e]);
         float4* dq = reinterpret_cast<float4*>(p.dq_accum + (std::int64_t{row} * g.q_heads + h) * D + sub * 8);
@@ -136,8 +138,8 @@ int heads_grid(int heads) { return heads < 1 ? 1 : (heads > 65535 ? 65535 : head
 }  // namespace
 
 void launch_preprocess(PreParams const& p, DType dtype, cudaStream_t stream) {
-  int const rows_per_block = kThreads / (p.g.head_dim / 8);
-  dim3 const grid(static_cast<unsigned>(grid_for(std::int64_t{p.g.rows_padded + rows_per_block - 1} / rows_per_block * kThreads)),
+  int const rows = rows_per_block(p.g.head_dim);
+  dim3 const grid(static_cast<unsigned>(grid_for(std::int64_t{p.g.rows_padded + rows - 1} / rows * kThreads)),
                   static_cast<unsigned>(heads_grid(p.g.q_heads)));
   bool const bf16 = dtype == DType::kBf16;
   if (p.g.head_dim == 64) {
