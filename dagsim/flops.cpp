@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "dagsim/error.h"
+
 namespace dash::sim {
 namespace {
 
@@ -25,6 +27,11 @@ double backward_flops(Problem const& p) {
                            : static_cast<double>(visible_pairs(p, b));
   }
   return 2.5 * 4.0 * static_cast<double>(p.q_heads) * static_cast<double>(p.head_dim) * pairs;
+}
+
+double tflops(double flops, double ms) {
+  DASH_ASSERT(ms > 0.0);
+  return flops / (ms * 1e-3) / 1e12;
 }
 
 }  // namespace dash::sim

@@ -10,4 +10,7 @@ namespace dash::sim {
 /// which counts the diagonal half), and the exact count of the mask otherwise.
 double backward_flops(Problem const& problem);
 
+/// TFLOP/s of `flops` done in `ms` milliseconds (ms > 0).
+double tflops(double flops, double ms);
+
 }  // namespace dash::sim

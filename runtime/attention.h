@@ -55,8 +55,8 @@ std::size_t backward_workspace_bytes(sim::Problem const& problem);
 
 class Attention {
  public:
-  /// Checks the problem (head_dim 64/128, the kernel's tiles: kernel_tile_m x kKernelTileN) and allocates the workspace on the
-  /// current device. Throws UserError on an unsupported problem.
+  /// Checks the problem (head_dim 64/128, the kernel's tiles: kernel_tile_m x kKernelTileN) and
+  /// allocates the workspace on the current device. Throws UserError on an unsupported problem.
   Attention(sim::Problem problem, DType dtype, float softmax_scale);
   ~Attention();
   Attention(Attention&&) noexcept;

@@ -31,6 +31,7 @@
 #include "runtime/kernel_params.h"
 #include "runtime/registry.h"
 #include "runtime/smem_opt_in.h"
+#include "runtime/tensor_offset.cuh"
 #include "runtime/warp_mma.cuh"
 
 namespace dash::rt {
@@ -295,14 +296,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     int const len_k = g.cu_k[b + 1] - k_row0;
     int const n0 = j * kTileN;
 
-    auto base = [&](TensorRef const& t, int row0, int head) {
-      std::int64_t const off = g.varlen ? std::int64_t{row0} * t.row_stride : b * t.batch_stride;
-      return off + std::int64_t{head} * t.head_stride;
-    };
-    T const* q_ptr = static_cast<T const*>(p.q.data) + base(p.q, q_row0, h);
-    T const* do_ptr = static_cast<T const*>(p.dout.data) + base(p.dout, q_row0, h);
-    T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh) + n0 * p.k.row_stride;
-    T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh) + n0 * p.v.row_stride;
+    T const* q_ptr = static_cast<T const*>(p.q.data) + sequence_offset(g, p.q, b, q_row0, h);
+    T const* do_ptr = static_cast<T const*>(p.dout.data) + sequence_offset(g, p.dout, b, q_row0, h);
+    T const* k_ptr = static_cast<T const*>(p.k.data) + sequence_offset(g, p.k, b, k_row0, kvh) + n0 * p.k.row_stride;
+    T const* v_ptr = static_cast<T const*>(p.v.data) + sequence_offset(g, p.v, b, k_row0, kvh) + n0 * p.v.row_stride;
     std::int64_t const stat_row0 = std::int64_t{h} * g.rows_padded + q_row0;
     // The dQ tiles of this (batch, head) are dq_tile0 + i. Read once per item: a per-step read sat
     // right before the ticket wait, after the acquire loads had invalidated L1.
@@ -584,7 +581,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     }
     if (!gqa) {
       TensorRef const& out = role == 0 ? p.dv : p.dk;
-      T* out_ptr = static_cast<T*>(out.data) + base(out, k_row0, kvh);
+      T* out_ptr = static_cast<T*>(out.data) + sequence_offset(g, out, b, k_row0, kvh);
 #pragma unroll
       for (int mb = 0; mb < 2; ++mb) {
 #pragma unroll

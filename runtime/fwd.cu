@@ -7,6 +7,7 @@
 #include "runtime/cuda_check.h"
 #include "runtime/kernels.h"
 #include "runtime/smem_opt_in.h"
+#include "runtime/tensor_offset.cuh"
 #include "runtime/warp_mma.cuh"
 
 namespace dash::rt {
@@ -59,13 +60,9 @@ __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
   int const col_lo = max(0, m0 + offset - left);
   int const col_hi = min(len_k - 1, last_row + offset + right);
 
-  auto base = [&](TensorRef const& t, int row0, int head) {
-    std::int64_t const off = g.varlen ? std::int64_t{row0} * t.row_stride : b * t.batch_stride;
-    return off + std::int64_t{head} * t.head_stride;
-  };
-  T const* q_ptr = static_cast<T const*>(p.q.data) + base(p.q, q_row0, h) + m0 * p.q.row_stride;
-  T const* k_ptr = static_cast<T const*>(p.k.data) + base(p.k, k_row0, kvh);
-  T const* v_ptr = static_cast<T const*>(p.v.data) + base(p.v, k_row0, kvh);
+  T const* q_ptr = static_cast<T const*>(p.q.data) + sequence_offset(g, p.q, b, q_row0, h) + m0 * p.q.row_stride;
+  T const* k_ptr = static_cast<T const*>(p.k.data) + sequence_offset(g, p.k, b, k_row0, kvh);
+  T const* v_ptr = static_cast<T const*>(p.v.data) + sequence_offset(g, p.v, b, k_row0, kvh);
   warp::load_tile_async<D, kFwdM, kFwdThreads>(sm.q, q_ptr, p.q.row_stride, min(kFwdM, len_q - m0));
   warp::cp_async_commit();
 
@@ -162,7 +159,7 @@ __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
     }
   }
 
-  T* o_ptr = static_cast<T*>(p.o.data) + base(p.o, q_row0, h);
+  T* o_ptr = static_cast<T*>(p.o.data) + sequence_offset(g, p.o, b, q_row0, h);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);

@@ -4,6 +4,7 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernels.h"
+#include "runtime/tensor_offset.cuh"
 #include "runtime/warp_mma.cuh"
 
 namespace dash::rt {
@@ -11,15 +12,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr float kLog2e = 1.4426950408889634f;
-
-/// Element offset of (global row, head) in a user tensor: fixed-length tensors use the batch
-/// stride (row = b * seqlen + r), varlen ones the packed row.
-__device__ __forceinline__ std::int64_t user_offset(Geometry const& g, TensorRef const& t, int row,
-                                                    int seqlen, int head) {
-  std::int64_t const rows = g.varlen ? std::int64_t{row} * t.row_stride
-                                     : (row / seqlen) * t.batch_stride + (row % seqlen) * t.row_stride;
-  return rows + std::int64_t{head} * t.head_stride;
-}
 
 /// A (row, head)'s D elements as D / 8 chunks of 16 bytes, one lane each: groups of D / 8 lanes
 /// per row, kThreads / (D / 8) rows per block. Heads run along the grid's y (strided past 65535),
@@ -46,8 +38,8 @@ __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p)
       bool const real = row < g.total_q;  // padding rows: read by tail tiles, never used; keep them defined
       float acc = 0.f;
       if (real) {
-        T const* o = static_cast<T const*>(p.o.data) + user_offset(g, p.o, row, g.seqlen_q, h) + sub * 8;
-        T const* d = static_cast<T const*>(p.dout.data) + user_offset(g, p.dout, row, g.seqlen_q, h) + sub * 8;
+        T const* o = static_cast<T const*>(p.o.data) + row_offset(g, p.o, row, g.seqlen_q, h) + sub * 8;
+        T const* d = static_cast<T const*>(p.dout.data) + row_offset(g, p.dout, row, g.seqlen_q, h) + sub * 8;
         uint4 const ov = *reinterpret_cast<uint4 const*>(o);
         uint4 const dov = *reinterpret_cast<uint4 const*>(d);
         T const* oe = reinterpret_cast<T const*>(&ov);
@@ -96,7 +88,7 @@ __device__ void convert_rows(Geometry const& g, float const* acc, TensorRef cons
       float4 const b = src[1];
       uint4 const v{E::pack(a.x * scale, a.y * scale), E::pack(a.z * scale, a.w * scale),
                     E::pack(b.x * scale, b.y * scale), E::pack(b.z * scale, b.w * scale)};
-      *reinterpret_cast<uint4*>(static_cast<T*>(out.data) + user_offset(g, out, row, seqlen, h) + c) = v;
+      *reinterpret_cast<uint4*>(static_cast<T*>(out.data) + row_offset(g, out, row, seqlen, h) + c) = v;
     }
   }
 }
@@ -121,8 +113,8 @@ __global__ void __launch_bounds__(kThreads) zero_rows_kernel(Geometry const g, T
   for (int r = rec[2] + static_cast<int>(threadIdx.y); r < rec[3]; r += static_cast<int>(blockDim.y)) {
     for (int c = static_cast<int>(threadIdx.x); c < g.head_dim; c += static_cast<int>(blockDim.x)) {
       int const row = row0 + r;
-      static_cast<T*>(dk.data)[user_offset(g, dk, row, g.seqlen_k, kvh) + c] = warp::Elem<DT>::from_float(0.f);
-      static_cast<T*>(dv.data)[user_offset(g, dv, row, g.seqlen_k, kvh) + c] = warp::Elem<DT>::from_float(0.f);
+      static_cast<T*>(dk.data)[row_offset(g, dk, row, g.seqlen_k, kvh) + c] = warp::Elem<DT>::from_float(0.f);
+      static_cast<T*>(dv.data)[row_offset(g, dv, row, g.seqlen_k, kvh) + c] = warp::Elem<DT>::from_float(0.f);
     }
   }
 }

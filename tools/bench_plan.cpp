@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include "dagsim/error.h"
-#include "dagsim/flops.h"
 #include "dagsim/grid.h"
 #include "dagsim/strategies.h"
 #include "runtime/kernel_params.h"
@@ -98,11 +97,6 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
   }
   if (shapes.empty()) user_error("the benchmark grid is empty");
   return shapes;
-}
-
-double tflops(double flops, double ms) {
-  DASH_ASSERT(ms > 0.0);
-  return flops / (ms * 1e-3) / 1e12;
 }
 
 }  // namespace dash::cli

@@ -1,6 +1,6 @@
 #pragma once
 // The plan of `dash bench`: which shapes (the DASH/FA3 grid of DESIGN.md section 6, or one shape),
-// which strategies and which reduction modes, and TFLOP/s (the FLOPs, the grid's rule and the
+// which strategies and which reduction modes (the FLOPs and TFLOP/s, the grid's rule and the
 // median are dash::sim's: dagsim/flops.h, grid.h, median.h). Pure values: no GPU, testable on any
 // machine.
 #include <cstdint>
@@ -39,8 +39,5 @@ struct BenchGrid {
 /// Every shape of the grid, head_dim outermost, then mask, then seqlen (the table's order).
 /// UserError when a seqlen does not divide total_tokens or a head_dim does not divide hidden.
 std::vector<sim::Problem> grid_shapes(BenchGrid const& grid);
-
-/// TFLOP/s of `flops` done in `ms` milliseconds.
-double tflops(double flops, double ms);
 
 }  // namespace dash::cli

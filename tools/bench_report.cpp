@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "dagsim/flops.h"
+
 namespace dash::cli {
 namespace {
 
@@ -23,7 +25,7 @@ using RowKey = std::tuple<std::size_t, std::string>;
 
 std::optional<double> BenchRecord::tflops() const {
   if (!ms_median || *ms_median <= 0.0) return std::nullopt;
-  return dash::cli::tflops(flops, *ms_median);
+  return sim::tflops(flops, *ms_median);
 }
 
 std::string shape_label(sim::Problem const& p) {

@@ -23,3 +23,8 @@ TEST_CASE("backward_flops: 2.5 x 4 b h d x visible pairs, causal squares halved"
   p.seqlen_k = 150;
   CHECK(backward_flops(p) == per_pair * (100.0 * 51.0 + 100.0 * 99.0 / 2.0));
 }
+
+TEST_CASE("tflops: FLOPs over milliseconds, in 10^12 per second") {
+  CHECK(tflops(2e12, 1000.0) == Approx(2.0));
+  CHECK(tflops(3e9, 0.5) == Approx(6.0));
+}

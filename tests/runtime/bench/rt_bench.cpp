@@ -222,8 +222,8 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       if (differ != 0) std::snprintf(equal, sizeof equal, "NO (%lld words)", static_cast<long long>(differ));
       std::printf("%-44s %-16s %-20s %-18s %-14s %9.3f %7.3f %8.1f %9.3f %7.3f %8.1f %6.3f %6.3f %6.3f%s\n",
                   spec.c_str(), strategy.c_str(), special_name.c_str(), generic_name.c_str(), equal, gen,
-                  spread_of(generic_ms), flops / (gen * 1e-3) / 1e12, spec_med, spread_of(special_ms),
-                  flops / (spec_med * 1e-3) / 1e12, ratio, *std::min_element(ratios.begin(), ratios.end()),
+                  spread_of(generic_ms), sim::tflops(flops, gen), spec_med, spread_of(special_ms),
+                  sim::tflops(flops, spec_med), ratio, *std::min_element(ratios.begin(), ratios.end()),
                   *std::max_element(ratios.begin(), ratios.end()), dispatched ? "" : "  FAIL: specialization not dispatched");
       std::printf("%-44s rounds (generic ms / specialized ms):", spec.c_str());
       for (int r = 0; r < rounds; ++r) std::printf(" %.3f/%.3f", generic_ms[r], special_ms[r]);
@@ -363,7 +363,7 @@ int run_timings(std::vector<Shape> const& shapes, int sms) {
       double const med = median_backward_ms(attn, sets, mode);
       std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, sh.causal ? "causal" : "full", name.c_str(),
                   mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
-                  sim::backward_flops(p) / (med * 1e-3) / 1e12);
+                  sim::tflops(sim::backward_flops(p), med));
       std::fflush(stdout);
     }
   }
