@@ -270,17 +270,26 @@ std::vector<Unit> shift_units(Problem const& problem, VisibleTiles const& visibl
   });
 }
 
-/// The exact construction holds for a causal batch whose tile grid is square with an even side:
-/// then KV tile j sees exactly Q tiles j..n-1.
+/// The exact construction holds for a causal batch with seqlen_q == seqlen_k, tile_n a multiple
+/// k of tile_m, k Q tiles per KV tile (q_tiles == k * kv_tiles) and an even number of KV tiles: then
+/// KV tile j sees exactly Q tiles k j .. k n - 1.
 bool symmetric_premise(Problem const& problem, int b) {
-  return problem.mask.kind == MaskKind::kCausal && problem.len_q(b) == problem.len_k(b) &&
-         problem.tile_m == problem.tile_n && problem.kv_tiles(b) % 2 == 0;
+  if (problem.mask.kind != MaskKind::kCausal || problem.len_q(b) != problem.len_k(b) ||
+      problem.tile_n % problem.tile_m != 0) {
+    return false;
+  }
+  int const k = problem.tile_n / problem.tile_m;
+  return problem.kv_tiles(b) % 2 == 0 && problem.q_tiles(b) == k * problem.kv_tiles(b);
 }
 
-/// Symmetric shift: per (b, h), pairs (p, n-1-p) on one CTA. With the premise, pair p of the n/2
-/// pairs walks the dense rectangle (Q tiles n/2..n-1 of KV tile p) rotated by p, then the rest of
-/// KV tile p upwards (Q tiles p..n/2-1), then KV tile n-1-p downwards (Q tiles n-1..n-1-p). At step
-/// t the n/2 pairs of a head touch n/2 distinct Q tiles, so nothing waits in lock step.
+/// Symmetric shift: per (b, h), pairs (p, n-1-p) on one CTA. With the premise (k Q tiles per KV
+/// tile, h = n/2 pairs, Q tiles 0 .. k n - 1), pair p walks
+///   the dense rectangle, Q tiles k h .. k n - 1 of KV tile p, rotated: k h + (p + t) mod (k h);
+///   the rest of KV tile p upwards: Q tiles k p .. k h - 1;
+///   KV tile n-1-p downwards: Q tiles k n - 1 .. k (n-1-p).
+/// k (n + 1) steps per pair. At step t the h pairs of a head touch h distinct Q tiles: in the
+/// rectangle since h <= k h; after it, pair p's rows are k p + t' (below k h) and then
+/// k n - 1 + k h - k p - t' (at least k h), each distinct across p. So nothing waits in lock step.
 /// Without the premise, the same pairing with each item's Q tiles rotated as in shift (full mask) or
 /// descending (other masks); an odd n leaves the middle KV tile alone.
 std::vector<Unit> symmetric_shift_units(Problem const& problem, VisibleTiles const& visible) {
@@ -293,6 +302,8 @@ std::vector<Unit> symmetric_shift_units(Problem const& problem, VisibleTiles con
     int const n = problem.kv_tiles(b);
     int const half = n / 2;
     bool const exact = symmetric_premise(problem, b);
+    int const k = exact ? problem.tile_n / problem.tile_m : 1;
+    int const dense = k * half;  // the first Q tile of the dense rectangle, and its height
     auto fallback_order = [&](int j) {
       auto const& tiles = visible_of(visible, b, j);
       return problem.mask.kind == MaskKind::kFull ? shift_order(tiles, j, n, problem.q_tiles(b))
@@ -307,12 +318,12 @@ std::vector<Unit> symmetric_shift_units(Problem const& problem, VisibleTiles con
           continue;
         }
         std::vector<int> first;
-        first.reserve(static_cast<std::size_t>(n - a));
-        for (int t = 0; t < half; ++t) first.push_back(half + (p + t) % half);
-        for (int i = p; i < half; ++i) first.push_back(i);
+        first.reserve(static_cast<std::size_t>(k * (n - a)));
+        for (int t = 0; t < dense; ++t) first.push_back(dense + (p + t) % dense);
+        for (int i = k * p; i < dense; ++i) first.push_back(i);
         std::vector<int> second;
-        second.reserve(static_cast<std::size_t>(p + 1));
-        for (int i = n - 1; i >= z; --i) second.push_back(i);
+        second.reserve(static_cast<std::size_t>(k * (p + 1)));
+        for (int i = k * n - 1; i >= k * z; --i) second.push_back(i);
         // The construction must cover exactly what the mask leaves visible.
         DASH_ASSERT(std::is_permutation(first.begin(), first.end(),
                                         visible_of(visible, b, a).begin(),

@@ -297,20 +297,13 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     strided.form.work = cg::WorkForm{};
     strided.form.work.kind = "strided";
     CHECK_THAT(cg::form_mismatch(strided, sym_schedule), Catch::Contains("CTA 0 item 1"));
-    if (head_dim == 128) {
-      // 64x128 tiles: the exact construction needs square tiles, so pairs (p, 63 - p) of one head
-      // on one CTA walk descending; a pair's steps are 128 - 2p + 128 - 2(63 - p) = 130.
-      CHECK(sym.form.name == "symmetric-shift");
-      CHECK(sym.form.q_order.kind == "descending");
-      CHECK(sym.form.dq_rank.kind == "arrival");
-      CHECK(sym.form.dq_rank.unit_steps == 130);
-    } else {
-      // 128x128 tiles, the exact construction: the first walk of a pair is a rotation and an
-      // ascending tail, which no Q form follows; its dQ ranks follow no closed form either.
-      CHECK(sym.form.name == "symmetric-shift+table");
-      CHECK(sym.form.q_order.kind == "table");
-      CHECK(sym.form.dq_rank.kind == "table");
-    }
+    // The exact construction at both head dims (k = 1 Q tile per KV tile at head_dim 64, k = 2 at
+    // 128): the first walk of a pair is a rotation and an ascending tail, which no Q form follows;
+    // its dQ ranks follow no closed form either.
+    CHECK(sym.form.name == "symmetric-shift+table");
+    CHECK(sym.form.q_order.kind == "table");
+    CHECK(sym.form.dq_rank.kind == "table");
+    CHECK(sym.form.dq_rank.unit_steps == 0);
   }
 }
 

@@ -397,6 +397,45 @@ TEST_CASE("closed form: symmetric-shift, causal = m (n + 1) (c + r) / 2 (n, m ev
   }
 }
 
+TEST_CASE("closed form: symmetric-shift with k Q tiles per KV tile = m k (n + 1) (c + r) / 2",
+          "[strategies][closed-form]") {
+  // tile_n = k tile_m (the kernel's 64 x 128 tiles at head_dim 128 are k = 2): the exact
+  // construction still never waits in lock step, and a pair is k (n + 1) steps.
+  for (int const k : {2, 4}) {
+    for (auto const [c, r] : kAnyCosts) {
+      for (int n = 2; n <= 8; n += 2) {
+        for (int m = 1; m <= 4; ++m) {
+          for (auto const [batch, heads] : splits(m)) {
+            INFO("k=" << k << " c=" << c << " r=" << r << " n=" << n << " b=" << batch << " h=" << heads);
+            Problem problem = square_problem(batch, heads, n, MaskKind::kCausal);
+            problem.tile_m = problem.tile_n / k;
+            Cycles const expected = ((m + 1) / 2) * k * (n + 1) * (c + r);
+            CHECK(paper_makespan("symmetric-shift", problem, n, LaunchModel::kPersistent, c, r) == expected);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("symmetric-shift's exact construction needs k Q tiles per KV tile", "[strategies]") {
+  // tile_n = 2 tile_m: pair p walks 2 (n + 1) steps, the dense rectangle first.
+  Problem problem = square_problem(1, 1, 4, MaskKind::kCausal);
+  problem.tile_m = 32;
+  Schedule const s = make_strategy("symmetric-shift", problem, machine_with_sms(2));
+  REQUIRE(s.ctas.size() == 2);
+  CHECK(s.ctas[0].items[0].q_order == std::vector<int>{4, 5, 6, 7, 0, 1, 2, 3});
+  CHECK(s.ctas[0].items[1].q_order == std::vector<int>{7, 6});
+  CHECK(s.ctas[1].items[0].q_order == std::vector<int>{5, 6, 7, 4, 2, 3});
+  CHECK(s.ctas[1].items[1].q_order == std::vector<int>{7, 6, 5, 4});
+  // A tail that breaks q_tiles == k kv_tiles (seqlen 3 * 64 + 16: 7 Q tiles, 4 KV tiles) falls
+  // back to descending walks, still valid.
+  problem.seqlen_q = problem.seqlen_k = 3 * 64 + 16;
+  Schedule const tail = make_strategy("symmetric-shift", problem, machine_with_sms(3));
+  validate(problem, machine_with_sms(3), tail);
+  CHECK(tail.ctas[0].items[0].q_order.front() == problem.q_tiles(0) - 1);
+}
+
 TEST_CASE("closed form: descending, causal (c >= r)", "[strategies][closed-form]") {
   for (auto const [c, r] : kComputeAtLeastReduce) {
     for (int n = 1; n <= 8; ++n) {
