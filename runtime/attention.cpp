@@ -133,6 +133,7 @@ struct Attention::State {
   bool has_schedule = false;
   DeviceBuffer cta_begin, items, steps, item_dkv_rank, zero_rows;
   int zero_row_count = 0;
+  bool every_dq_tile_contributed = false;  ///< then deterministic runs store rank 0's dQ partials
   ScheduleTables tables;
   BwdKernel kernel;
   int grid = 0;
@@ -299,6 +300,10 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
   s.item_dkv_rank = upload(dkv_rank);
   s.zero_rows = upload(zero_rows);
   s.zero_row_count = static_cast<int>(zero_rows.size() / 4);
+  // Q tiles that see no key (causal with seqlen_q > seqlen_k, windows) have no contributor: their
+  // dQ must come from the preprocess's zeroing.
+  s.every_dq_tile_contributed = std::all_of(schedule.dq_order.begin(), schedule.dq_order.end(),
+                                            [](std::vector<int> const& order) { return !order.empty(); });
   s.tables.cta_begin = s.cta_begin.as<int>();
   s.tables.items = s.items.as<int>();
   s.tables.steps = s.steps.as<int>();
@@ -353,6 +358,10 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   pre.dv_accum = gqa ? reinterpret_cast<float*>(base + s.layout.dv_accum) : nullptr;
   pre.tickets = tickets;
   pre.num_tickets = static_cast<int>(sz.dq_tiles + sz.dkv_tiles);
+  bool const deterministic = reduction == Reduction::kDeterministic;
+  // In rank order the first contribution to a dQ tile can store instead of add: no zeroing pass.
+  bool const first_stores = deterministic && s.every_dq_tile_contributed;
+  pre.zero_dq = first_stores ? 0 : 1;
   launch_preprocess(pre, s.dtype, stream);
   if (s.zero_row_count > 0) {
     launch_zero_rows(s.geometry, t.dk, t.dv, s.zero_rows.as<int>(), s.zero_row_count, s.dtype, stream);
@@ -373,7 +382,8 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   p.dv_accum = pre.dv_accum;
   p.dq_ticket = tickets;
   p.dkv_ticket = tickets + sz.dq_tiles;
-  p.deterministic = reduction == Reduction::kDeterministic ? 1 : 0;
+  p.deterministic = deterministic ? 1 : 0;
+  p.dq_first_stores = first_stores ? 1 : 0;
   p.tables = s.tables;
   s.kernel.launch(p, s.grid, stream);
 

@@ -23,7 +23,8 @@
 // softmax (P^T and dS^T complete); each warp stages its dQ partial in its own slice of a dQ buffer
 // (no barrier) and adds it with 16-byte vector reductions. Deterministic mode:
 // each warp reads the tile's ticket (acquire) before its dQ GEMM and spins only if that read was
-// too early; the ticket is released after a later CTA barrier (docs/schedule-protocol.md).
+// too early; the ticket is released after a later CTA barrier (docs/schedule-protocol.md). When
+// every dQ tile has a contributor, rank 0 stores instead of adding (dq_accum is not zeroed then).
 #include <cstdint>
 #include <type_traits>
 
@@ -546,6 +547,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       }
       __syncwarp();
       if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile, seen);
+      // The first contribution in rank order stores (the preprocess did not zero dq_accum then).
+      bool const store = p.dq_first_stores != 0 && rank == 0;
 #pragma unroll
       for (int pass = 0; pass < kDqRows / 4; ++pass) {
         int const r = pass * 4 + lane / 8;
@@ -553,7 +556,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         int const row = m0 + mq0 + r;
         float4 const v = *reinterpret_cast<float4 const*>(slice + r * kRowBytes + ((c ^ ((r & 3) << 1)) * 16));
         if (row < len_q) {
-          red_add4(p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + c * 4, v);
+          float* const at = p.dq_accum + (std::int64_t{q_row0 + row} * g.q_heads + h) * D + d0 + c * 4;
+          if (store) {
+            *reinterpret_cast<float4*>(at) = v;
+          } else {
+            red_add4(at, v);
+          }
         }
       }
       if (p.deterministic) {

@@ -99,6 +99,7 @@ struct PreParams {
   float* dv_accum = nullptr;
   int* tickets = nullptr;     ///< dQ tickets then dK/dV tickets
   int num_tickets = 0;
+  int zero_dq = 1;            ///< 0: the main kernel's first contribution to each dQ tile stores
 };
 
 struct BwdParams {
@@ -112,6 +113,9 @@ struct BwdParams {
   int* dq_ticket = nullptr;
   int* dkv_ticket = nullptr;
   int deterministic = 1;
+  /// Deterministic mode, every dQ tile with a contributor: the contribution of rank 0 stores
+  /// instead of adding, and the preprocess leaves dq_accum alone.
+  int dq_first_stores = 0;
   ScheduleTables tables;
 };
 

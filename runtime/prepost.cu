@@ -46,8 +46,10 @@ __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p)
         T const* de = reinterpret_cast<T const*>(&dov);
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc += E::to_float(oe[e]) * E::to_float(de[e]);
-        float4* dq = reinterpret_cast<float4*>(p.dq_accum + (std::int64_t{row} * g.q_heads + h) * D + sub * 8);
-        dq[0] = dq[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (p.zero_dq != 0) {
+          float4* dq = reinterpret_cast<float4*>(p.dq_accum + (std::int64_t{row} * g.q_heads + h) * D + sub * 8);
+          dq[0] = dq[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
       }
 #pragma unroll
       for (int s = kChunkLanes<D> / 2; s > 0; s >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, s);

@@ -63,6 +63,8 @@ std::vector<Case> small_cases() {
 float scale_of(sim::Problem const& p) { return 1.f / std::sqrt(static_cast<float>(p.head_dim)); }
 
 /// Forward then backward with `schedule`, outputs poisoned first; compares with the references.
+/// The backward runs twice: the second starts from the accumulators the first left full, so a dQ
+/// tile that neither the preprocess zeroed nor a first contribution overwrote shows.
 void run_and_check(Case const& c, sim::Schedule const& schedule, Reduction reduction, AttentionInputs const& in,
                    AttentionOutputs const& exact, AttentionOutputs const& low, bool check_forward) {
   Attention attn(c.problem, c.dtype, scale_of(c.problem));
@@ -71,6 +73,7 @@ void run_and_check(Case const& c, sim::Schedule const& schedule, Reduction reduc
   dev.upload(in);
   dev.poison_forward(nullptr);
   attn.forward(dev.tensors(), nullptr);
+  attn.backward(dev.tensors(), reduction, nullptr);
   dev.poison_backward(nullptr);
   attn.backward(dev.tensors(), reduction, nullptr);
   DASH_CUDA_CHECK(cudaDeviceSynchronize());
