@@ -8,7 +8,8 @@
 namespace dash::rt {
 
 void launch_forward(FwdParams const& params, DType dtype, cudaStream_t stream);
-/// dPsum = rowsum(dO o O), LSE in log2 units, zeroes the fp32 accumulators and the tickets.
+/// dPsum = rowsum(dO o O), LSE in log2 units, zeroes the tickets and the fp32 accumulators (dQ's
+/// only if params.zero_dq).
 void launch_preprocess(PreParams const& params, DType dtype, cudaStream_t stream);
 /// dQ (and dK/dV under GQA) from the fp32 accumulators to the output dtype.
 void launch_postprocess(PostParams const& params, DType dtype, cudaStream_t stream);
