@@ -271,8 +271,8 @@ std::vector<Unit> shift_units(Problem const& problem, VisibleTiles const& visibl
 }
 
 /// The exact construction holds for a causal batch with seqlen_q == seqlen_k, tile_n a multiple
-/// k of tile_m, k Q tiles per KV tile (q_tiles == k * kv_tiles) and an even number of KV tiles: then
-/// KV tile j sees exactly Q tiles k j .. k n - 1.
+/// k of tile_m, k Q tiles per KV tile (q_tiles == k * kv_tiles) and an even number of KV tiles:
+/// then KV tile j sees exactly Q tiles k j .. k n - 1.
 bool symmetric_premise(Problem const& problem, int b) {
   if (problem.mask.kind != MaskKind::kCausal || problem.len_q(b) != problem.len_k(b) ||
       problem.tile_n % problem.tile_m != 0) {
@@ -290,8 +290,8 @@ bool symmetric_premise(Problem const& problem, int b) {
 /// k (n + 1) steps per pair. At step t the h pairs of a head touch h distinct Q tiles: in the
 /// rectangle since h <= k h; after it, pair p's rows are k p + t' (below k h) and then
 /// k n - 1 + k h - k p - t' (at least k h), each distinct across p. So nothing waits in lock step.
-/// Without the premise, the same pairing with each item's Q tiles rotated as in shift (full mask) or
-/// descending (other masks); an odd n leaves the middle KV tile alone.
+/// Without the premise, the same pairing with each item's Q tiles rotated as in shift (full mask)
+/// or descending (other masks); an odd n leaves the middle KV tile alone.
 std::vector<Unit> symmetric_shift_units(Problem const& problem, VisibleTiles const& visible) {
   std::vector<Unit> units;
   auto add_unit = [&](Unit unit) {

@@ -302,8 +302,9 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
   s.zero_row_count = static_cast<int>(zero_rows.size() / 4);
   // Q tiles that see no key (causal with seqlen_q > seqlen_k, windows) have no contributor: their
   // dQ must come from the preprocess's zeroing.
-  s.every_dq_tile_contributed = std::all_of(schedule.dq_order.begin(), schedule.dq_order.end(),
-                                            [](std::vector<int> const& order) { return !order.empty(); });
+  s.every_dq_tile_contributed =
+      std::all_of(schedule.dq_order.begin(), schedule.dq_order.end(),
+                  [](std::vector<int> const& order) { return !order.empty(); });
   s.tables.cta_begin = s.cta_begin.as<int>();
   s.tables.items = s.items.as<int>();
   s.tables.steps = s.steps.as<int>();

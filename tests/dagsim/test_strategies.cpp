@@ -406,11 +406,13 @@ TEST_CASE("closed form: symmetric-shift with k Q tiles per KV tile = m k (n + 1)
       for (int n = 2; n <= 8; n += 2) {
         for (int m = 1; m <= 4; ++m) {
           for (auto const [batch, heads] : splits(m)) {
-            INFO("k=" << k << " c=" << c << " r=" << r << " n=" << n << " b=" << batch << " h=" << heads);
+            INFO("k=" << k << " c=" << c << " r=" << r << " n=" << n << " b=" << batch
+                      << " h=" << heads);
             Problem problem = square_problem(batch, heads, n, MaskKind::kCausal);
             problem.tile_m = problem.tile_n / k;
             Cycles const expected = ((m + 1) / 2) * k * (n + 1) * (c + r);
-            CHECK(paper_makespan("symmetric-shift", problem, n, LaunchModel::kPersistent, c, r) == expected);
+            CHECK(paper_makespan("symmetric-shift", problem, n, LaunchModel::kPersistent, c, r) ==
+                  expected);
           }
         }
       }
