@@ -1,14 +1,17 @@
-// dash bench: time the backward pass of the named strategies on the GPU, deterministic and not,
-// over the DASH/FA3 grid (DESIGN.md section 6) or one shape, next to the simulator's prediction.
+// dash bench: time the backward pass of the named strategies (and, on request, `dash search`'s best
+// schedule) on the GPU, deterministic and not, over the DASH/FA3 grid (DESIGN.md section 6) or one
+// shape, next to the simulator's prediction.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <ctime>
 #include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,6 +21,7 @@
 #include "dagsim/flops.h"
 #include "dagsim/median.h"
 #include "dagsim/schedule_io.h"
+#include "dagsim/search.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
@@ -45,6 +49,9 @@ struct BenchOptions {
   std::string commit;
   std::string json_file;
   bool dry_run = false;
+  /// Strategy "search": local-search evaluations per shape (a count, not a time: the schedule
+  /// does not depend on the machine's speed).
+  std::int64_t search_evals = 256;
 };
 
 // Flags that pick one shape, and flags that shape the grid: one or the other.
@@ -118,13 +125,33 @@ struct Prediction {
   std::optional<sim::Cycles> makespan;
 };
 
-// Makes, validates and simulates every strategy of one shape (fa3 first: the reference).
+/// `dash search`'s best schedule of one shape: persistent launch, the seed and stream count of
+/// `dash search`, at most `evals` local-search evaluations (the wall-clock budget only guards).
+sim::SearchResult search_shape(sim::Problem const& p, sim::Machine const& machine,
+                               sim::CostModel const& cost, std::int64_t evals) {
+  sim::SearchOptions options;
+  options.max_evaluations = evals;
+  options.budget_ms = 600'000;
+  options.threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  return sim::search(p, machine, cost, options);
+}
+
+// Makes (or searches), validates and simulates every strategy of one shape (fa3 first: the
+// reference).
 std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machine,
-                                sim::CostModel const& cost, std::vector<std::string> const& names) {
+                                sim::CostModel const& cost, std::vector<std::string> const& names,
+                                std::int64_t search_evals) {
   std::vector<Prediction> out;
   for (auto const& name : names) {
     Prediction pred;
     try {
+      if (name == kSearchStrategy) {
+        sim::SearchResult r = search_shape(p, machine, cost, search_evals);
+        pred.makespan = r.makespan;
+        pred.schedule = std::move(r.schedule);  // validated and simulated by search()
+        out.push_back(std::move(pred));
+        continue;
+      }
       sim::Schedule schedule = sim::make_strategy(name, p, machine, sim::LaunchModel::kPersistent);
       sim::validate(p, machine, schedule);
       pred.makespan = sim::simulate(p, machine, cost, schedule).makespan;
@@ -172,6 +199,9 @@ void run_bench(BenchOptions const& o) {
     user_error("--iters must be in 10..100000 (a median of >= 10), got {}", o.iters);
   if (o.warmup < 1 || o.warmup > 10000)
     user_error("--warmup must be in 1..10000, got {}", o.warmup);
+  if (o.search_evals < 1 || o.search_evals > 100'000'000) {
+    user_error("--search-evals must be in 1..100000000, got {}", o.search_evals);
+  }
   std::vector<sim::Problem> const shapes = planned_shapes(o);
   if (c.has("json")) check_output_path(o.json_file);
 
@@ -205,7 +235,7 @@ void run_bench(BenchOptions const& o) {
     sim::CostModel const cost = cost_for(c, p);
     // The simulator runs on the CPU while the GPU sets up and times this shape.
     std::future<std::vector<Prediction>> future =
-        std::async(std::launch::async, predict, p, machine, cost, simulated);
+        std::async(std::launch::async, predict, p, machine, cost, simulated, o.search_evals);
     std::string shape_refused;
     if (timer) {
       try {
@@ -272,8 +302,12 @@ void setup_bench(CLI::App& app) {
     if (auto* opt = sub->get_option_no_throw(shared)) sub->remove_option(opt);
   }
   sub->add_option("--strategies", opts->strategies,
-                  fmt::format("comma-separated strategies (default: all of {})",
-                              fmt::join(sim::strategy_names(), ",")));
+                  fmt::format("comma-separated strategies (default: all of {}); {} also times "
+                              "dash search's best schedule of each shape",
+                              fmt::join(sim::strategy_names(), ","), kSearchStrategy));
+  sub->add_option("--search-evals", opts->search_evals,
+                  "strategy search: local-search evaluations per shape")
+      ->capture_default_str();
   sub->add_option("--modes", opts->modes, "det, nondet or both")->capture_default_str();
   sub->add_option("--head-dims", opts->head_dims, "grid: head dims")->capture_default_str();
   sub->add_option("--seqlens", opts->seqlens, "grid: sequence lengths")->capture_default_str();

@@ -65,7 +65,8 @@ std::vector<sim::Mask> parse_masks(std::string const& text, std::string const& f
 }
 
 std::vector<std::string> parse_strategies(std::string const& text, std::string const& flag) {
-  std::vector<std::string> const known = sim::strategy_names();
+  std::vector<std::string> known = sim::strategy_names();
+  known.emplace_back(kSearchStrategy);
   std::vector<std::string> names = split_list(text, flag);
   for (auto const& name : names) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {

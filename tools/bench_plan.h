@@ -22,7 +22,10 @@ std::string to_string(BenchMode mode);  ///< "det" | "nondet"
 std::vector<BenchMode> parse_modes(std::string const& text, std::string const& flag);
 /// "full,causal"; UserError naming `flag` otherwise.
 std::vector<sim::Mask> parse_masks(std::string const& text, std::string const& flag);
-/// Comma-separated strategy names, each one of sim::strategy_names(), no repeats.
+/// The strategy name that stands for `dash search`'s best schedule of each shape (bench only).
+inline constexpr char const* kSearchStrategy = "search";
+/// Comma-separated strategy names, each one of sim::strategy_names() or kSearchStrategy, no
+/// repeats.
 std::vector<std::string> parse_strategies(std::string const& text, std::string const& flag);
 
 /// The benchmark grid: batch = total_tokens / seqlen, heads = hidden / head_dim.
