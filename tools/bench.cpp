@@ -149,13 +149,13 @@ std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machi
         sim::SearchResult r = search_shape(p, machine, cost, search_evals);
         pred.makespan = r.makespan;
         pred.schedule = std::move(r.schedule);  // validated and simulated by search()
-        out.push_back(std::move(pred));
-        continue;
+      } else {
+        sim::Schedule schedule =
+            sim::make_strategy(name, p, machine, sim::LaunchModel::kPersistent);
+        sim::validate(p, machine, schedule);
+        pred.makespan = sim::simulate(p, machine, cost, schedule).makespan;
+        pred.schedule = std::move(schedule);
       }
-      sim::Schedule schedule = sim::make_strategy(name, p, machine, sim::LaunchModel::kPersistent);
-      sim::validate(p, machine, schedule);
-      pred.makespan = sim::simulate(p, machine, cost, schedule).makespan;
-      pred.schedule = std::move(schedule);
     } catch (UserError const& e) {
       pred.refused = e.what();
     }
