@@ -34,7 +34,7 @@ BwdKernel find_bwd_kernel(KernelKey const& wanted) {
   BwdKernel const* generic = nullptr;
   BwdKernel const* special = nullptr;
   for (auto const& k : r.kernels) {
-    if (k.key.head_dim != wanted.head_dim || k.key.tile_m != wanted.tile_m ||
+    if (k.key.family != wanted.family || k.key.head_dim != wanted.head_dim || k.key.tile_m != wanted.tile_m ||
         k.key.tile_n != wanted.tile_n || k.key.dtype != wanted.dtype) {
       continue;
     }
@@ -44,8 +44,8 @@ BwdKernel find_bwd_kernel(KernelKey const& wanted) {
   }
   if (special != nullptr) return *special;
   if (generic == nullptr) {
-    user_error("no backward kernel for head_dim {} with {}x{} tiles", wanted.head_dim, wanted.tile_m,
-               wanted.tile_n);
+    user_error("no {} backward kernel for head_dim {} with {}x{} tiles", family_name(wanted.family),
+               wanted.head_dim, wanted.tile_m, wanted.tile_n);
   }
   return *generic;
 }

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::rt {
 
@@ -19,6 +20,7 @@ struct KernelKey {
   int mask_kind = -1;                ///< -1: any (runtime flag); else kMaskFull/Causal/Window
   DType dtype = DType::kBf16;
   std::uint64_t schedule_hash = 0;   ///< 0: any schedule (reads the uploaded tables)
+  KernelFamily family = KernelFamily::kSm80;
   friend bool operator==(KernelKey const&, KernelKey const&) = default;
 };
 
@@ -37,9 +39,9 @@ struct BwdKernel {
 void register_bwd_kernel(KernelKey const& key, BwdLaunchFn launch, CtasPerSmFn ctas_per_sm,
                          char const* name);
 
-/// A kernel whose key has exactly `wanted`'s schedule hash, head_dim, tiles, dtype and whose mask
-/// kind is `wanted`'s or any; else the generic one (hash 0, mask any). Throws UserError when even
-/// the generic kernel does not exist (unsupported head_dim or tiles).
+/// A kernel whose key has exactly `wanted`'s family, schedule hash, head_dim, tiles, dtype and whose
+/// mask kind is `wanted`'s or any; else the family's generic one (hash 0, mask any). Throws
+/// UserError when even the generic kernel does not exist (unsupported family, head_dim or tiles).
 BwdKernel find_bwd_kernel(KernelKey const& wanted);
 
 std::vector<BwdKernel> registered_bwd_kernels();
