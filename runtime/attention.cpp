@@ -98,12 +98,17 @@ WorkspaceLayout layout_of(sim::Problem const& p) {
 
 void check_problem(sim::Problem const& p) {
   sim::validate_problem(p);
-  if (!kernel_has_head_dim(p.head_dim)) {
-    user_error("head_dim {} is not supported by the CUDA kernels (64 or 128)", p.head_dim);
+  bool head_dim_ok = false;
+  bool tiles_ok = false;
+  for (KernelFamily f : kAllFamilies) {
+    head_dim_ok = head_dim_ok || family_has_head_dim(f, p.head_dim);
+    tiles_ok = tiles_ok || family_has_tiles(f, p.head_dim, p.tile_m, p.tile_n);
   }
-  if (!kernel_has_tiles(p.head_dim, p.tile_m, p.tile_n)) {
+  if (!head_dim_ok) user_error("head_dim {} is not supported by the CUDA kernels (64 or 128)", p.head_dim);
+  if (!tiles_ok) {
     user_error("the CUDA kernels use {}x{} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
-               kernel_tile_m(p.head_dim), kKernelTileN, p.head_dim, p.tile_m, p.tile_n);
+               family_tile_m(KernelFamily::kSm80, p.head_dim), family_tile_n(KernelFamily::kSm80), p.head_dim,
+               p.tile_m, p.tile_n);
   }
   Sizes const s = sizes_of(p);
   // Element offsets inside one tensor stay below 2^31 per row index; the kernels index rows in int.
@@ -136,6 +141,7 @@ struct Attention::State {
   bool every_dq_tile_contributed = false;  ///< then deterministic runs store rank 0's dQ partials
   ScheduleTables tables;
   BwdKernel kernel;
+  KernelFamily family = KernelFamily::kSm80;
   int grid = 0;
   int ctas_per_sm = 0;
 };
@@ -217,23 +223,42 @@ Attention& Attention::operator=(Attention&&) noexcept = default;
 sim::Problem const& Attention::problem() const { return state_->problem; }
 std::string Attention::kernel_name() const { return state_->has_schedule ? state_->kernel.name : std::string(); }
 int Attention::grid() const { return state_->grid; }
+KernelFamily Attention::family() const { return state_->family; }
 int Attention::ctas_per_sm() const { return state_->ctas_per_sm; }
 
-void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice) {
+void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
+                             std::optional<KernelFamily> family) {
   State& s = *state_;
   sim::Problem const& p = s.problem;
+  int device = 0;
+  DASH_CUDA_CHECK(cudaGetDevice(&device));
+  int major = 0;
+  int minor = 0;
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (!family) family = auto_family(major, minor);
+  if (!family) user_error("no kernel family runs on this GPU (compute capability {}.{})", major, minor);
+  if (!family_runs_on(*family, major, minor)) {
+    FamilyTraits const t = family_traits(*family);
+    user_error("the {} kernels need compute capability {}{}.{}, this GPU has {}.{}", t.name, t.exact_cc ? "" : ">= ",
+               t.min_cc / 10, t.min_cc % 10, major, minor);
+  }
+  if (!family_has_tiles(*family, p.head_dim, p.tile_m, p.tile_n)) {
+    user_error("the {} kernels use {}x{} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
+               family_name(*family), family_tile_m(*family, p.head_dim), family_tile_n(*family), p.head_dim,
+               p.tile_m, p.tile_n);
+  }
   KernelKey wanted;
+  wanted.family = *family;
   wanted.head_dim = p.head_dim;
   wanted.tile_m = p.tile_m;
-  wanted.tile_n = kKernelTileN;
+  wanted.tile_n = p.tile_n;
   wanted.mask_kind = static_cast<int>(p.mask.kind);
   wanted.dtype = s.dtype;
   // Hash 0 matches no specialization (the registry keys them by non-zero hashes): generic.
   wanted.schedule_hash = choice == KernelChoice::kGeneric ? 0 : sim::schedule_hash(schedule);
   BwdKernel kernel = find_bwd_kernel(wanted);
 
-  int device = 0;
-  DASH_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   int const per_sm = kernel.ctas_per_sm();
@@ -289,8 +314,8 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
     for (int id = 0; id < index.num_items(); ++id) {
       if (covered[id] != 0) continue;
       sim::ItemKey const key = index.item_key(id);
-      int const row0 = key.tile * kKernelTileN;
-      zero_rows.insert(zero_rows.end(), {key.batch, key.head, row0, std::min(row0 + kKernelTileN, p.len_k(key.batch))});
+      int const row0 = key.tile * p.tile_n;
+      zero_rows.insert(zero_rows.end(), {key.batch, key.head, row0, std::min(row0 + p.tile_n, p.len_k(key.batch))});
     }
   }
 
@@ -313,6 +338,7 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice)
   s.tables.dkv_tile_base = s.dkv_tile_base.as<int>();
   s.tables.num_ctas = static_cast<int>(schedule.ctas.size());
   s.kernel = std::move(kernel);
+  s.family = *family;
   s.grid = static_cast<int>(schedule.ctas.size());
   s.ctas_per_sm = per_sm;
   s.has_schedule = true;

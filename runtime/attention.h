@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "dagsim/schedule.h"
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 #include "runtime/registry.h"
 
 namespace dash::rt {
@@ -55,8 +57,9 @@ std::size_t backward_workspace_bytes(sim::Problem const& problem);
 
 class Attention {
  public:
-  /// Checks the problem (head_dim 64/128, the kernel's tiles: kernel_tile_m x kKernelTileN) and
-  /// allocates the workspace on the current device. Throws UserError on an unsupported problem.
+  /// Checks the problem (head_dim 64/128, tiles of a kernel family: family_tile_m x
+  /// family_tile_n) and allocates the workspace on the current device. Throws UserError on an
+  /// unsupported problem.
   Attention(sim::Problem problem, DType dtype, float softmax_scale);
   ~Attention();
   Attention(Attention&&) noexcept;
@@ -65,9 +68,12 @@ class Attention {
   Attention& operator=(Attention const&) = delete;
 
   /// Validates the schedule (dash::sim::validate against this device's resident CTA capacity),
-  /// uploads its tables and picks the kernel (kAuto: a registered specialization, else the
-  /// generic one; kGeneric: the generic one). kernel_name() says which.
-  void set_schedule(sim::Schedule const& schedule, KernelChoice choice = KernelChoice::kAuto);
+  /// uploads its tables and picks the kernel: of `family` (none: auto_family, the fastest family
+  /// this GPU runs), then kAuto: a registered specialization, else the family's generic kernel;
+  /// kGeneric: the generic one. kernel_name() and family() say which. Throws UserError when the
+  /// family does not run on this GPU or does not have the problem's tiles.
+  void set_schedule(sim::Schedule const& schedule, KernelChoice choice = KernelChoice::kAuto,
+                    std::optional<KernelFamily> family = std::nullopt);
 
   void forward(AttentionTensors const& t, cudaStream_t stream) const;
   /// Needs set_schedule first. Reads q, k, v, o, dout, lse; writes dq, dk, dv.
@@ -75,6 +81,7 @@ class Attention {
 
   [[nodiscard]] sim::Problem const& problem() const;
   [[nodiscard]] std::string kernel_name() const;  ///< empty before set_schedule
+  [[nodiscard]] KernelFamily family() const;      ///< the family set_schedule picked
   [[nodiscard]] int grid() const;                 ///< CTAs of the main kernel launch
   [[nodiscard]] int ctas_per_sm() const;           ///< resident main-kernel CTAs per SM
 

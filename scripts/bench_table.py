@@ -4,9 +4,13 @@
 Table 1, a row per shape: PyTorch's backends, each strategy's deterministic TFLOP/s, fa3's
 non-deterministic one, and for the best deterministic strategy its det/non-det ratio and the
 simulator's predicted speedup over fa3 next to the measured one. Table 2, a row per shape: every
-strategy's det/non-det ratio (its deterministic over its own non-deterministic TFLOP/s).
+strategy's det/non-det ratio (its deterministic over its own non-deterministic TFLOP/s). Table 3,
+when the PyTorch run has FlashAttention-4 (fa4-det, fa4): per shape and kernel family our best
+deterministic and best non-deterministic TFLOP/s against FA4's, and the ratios.
 
-Usage: scripts/bench_table.py --dash dash.json [--torch torch.json]
+Usage: scripts/bench_table.py --dash dash.json [--dash dash-sm90.json ...] [--torch torch.json]
+Several --dash files (one `dash bench` run per kernel family): strategies are labelled by family
+("sm90 shift") where the records hold more than one.
 A missing file counts as no records (the run's logs say why); a malformed one is an error, exit 2.
 """
 import argparse
@@ -47,6 +51,58 @@ def row_line(cells):
 
 def header(cells):
     return [row_line(cells), "|" + "|".join("---" for _ in cells) + "|"]
+
+
+def family_of(r):
+    kernel = r.get("kernel") or ""
+    return "sm90" if "wgmma" in kernel else "sm80" if "mma-sync" in kernel else None
+
+
+def label_families(dash):
+    """Prefixes each strategy with its kernel family when the records hold several families."""
+    families = {family_of(r) for r in dash if family_of(r) is not None}
+    if len(families) < 2:
+        return dash
+    out = []
+    for r in dash:
+        fam = family_of(r)
+        if fam is None:  # a refused record: the family of its file's other records
+            fam = r.get("_file_family")
+        out.append(dict(r, strategy=f"{fam} {r['strategy']}" if fam else r["strategy"]))
+    return out
+
+
+def fa4_table(dash, torch, shapes):
+    fa4 = [r for r in torch if r["backend"] in ("fa4", "fa4-det")]
+    if not fa4:
+        return []
+    families = sorted({family_of(r) for r in dash if family_of(r) is not None})
+    out = ["", "### vs FlashAttention-4 (same run): best deterministic and non-deterministic TFLOP/s", ""]
+    cols = ["d", "mask", "seqlen", "FA4 det", "FA4 nondet"]
+    for fam in families:
+        cols += [f"{fam} det", f"{fam} nondet", f"{fam} det / FA4 det", f"{fam} nondet / FA4 nondet",
+                 f"{fam} det / nondet"]
+    out += header(cols)
+
+    def best(k, fam, mode):
+        recs = [r for r in dash if key(r) == k and family_of(r) == fam and r["mode"] == mode
+                and r.get("tflops") is not None]
+        return max((r["tflops"] for r in recs), default=None)
+
+    def ratio(a, b):
+        return None if a is None or b is None else a / b
+
+    for k in shapes:
+        d, mask, s, b, h = k
+        det = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4-det"), None)
+        nd = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4"), None)
+        row = [str(d), mask, str(s), cell(det), cell(nd)]
+        for fam in families:
+            od, on = best(k, fam, "det"), best(k, fam, "nondet")
+            row += [cell(od), cell(on), cell(ratio(od, det), "{:.3f}"), cell(ratio(on, nd), "{:.3f}"),
+                    cell(ratio(od, on), "{:.3f}")]
+        out.append(row_line(row))
+    return out
 
 
 def tables(dash, torch):
@@ -123,16 +179,23 @@ def tables(dash, torch):
         out.append("\n(no dash results: see dash.log)")
     if not torch:
         out.append("\n(no PyTorch results: see torch.log)")
+    out += fa4_table(dash, torch, shapes)
     return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dash", required=True, help="dash bench --json output")
+    parser.add_argument("--dash", required=True, action="append", help="dash bench --json output (repeatable)")
     parser.add_argument("--torch", help="scripts/bench_torch.py --json output")
     args = parser.parse_args()
     try:
-        lines = tables(load(args.dash), load(args.torch))
+        dash = []
+        for path in args.dash:
+            records = load(path)
+            fams = {family_of(r) for r in records if family_of(r) is not None}
+            file_family = fams.pop() if len(fams) == 1 else None
+            dash += [dict(r, _file_family=file_family) for r in records]
+        lines = tables(label_families(dash), load(args.torch))
     except (KeyError, TypeError) as e:
         fail(f"a record lacks a field or has the wrong type: {e}")
     print("\n".join(lines))

@@ -3,14 +3,18 @@
 
 Grid (DESIGN.md section 6): total tokens 16384 (batch = 16384 / seqlen), hidden 2048
 (heads = 2048 / head_dim), head_dim 64 and 128, seqlen 512..16384, full and causal, bf16.
-Backends: flash and cuDNN through torch.nn.attention.sdpa_kernel. Tensors are laid out as
-FlashAttention's (batch, seqlen, heads, head_dim) and handed to SDPA transposed to (b, h, s, d).
+Backends: flash and cuDNN through torch.nn.attention.sdpa_kernel; FlashAttention-4 (flash_attn.cute,
+its sm90 backward on Hopper) non-deterministic (fa4) and deterministic (fa4-det) when it is
+importable. Tensors are laid out as FlashAttention's (batch, seqlen, heads, head_dim), handed to
+SDPA transposed to (b, h, s, d) and to FA4 as they are.
 Backward only: torch.autograd.grad on a recorded forward (retain_graph), CUDA events around each
 call, warm-up calls apart, median of >= 10, inputs rotated over enough sets to exceed L2, seeded
 random inputs (never zeros).
 
   python3 scripts/bench_torch.py [--head-dims 64,128] [--seqlens ...] [--masks full,causal]
-                                 [--backends flash,cudnn] [--iters 10] [--warmup 3] [--json FILE]
+                                 [--backends auto|flash,cudnn,fa4,fa4-det] [--iters 10] [--warmup 3]
+                                 [--json FILE]
+  --backends auto (default): flash and cudnn, and fa4, fa4-det where flash_attn.cute imports.
 
 Bad input or no GPU: one line on stderr, exit code 2.
 """
@@ -59,7 +63,7 @@ def parse_args(argv):
     p.add_argument("--masks", default="full,causal")
     p.add_argument("--total-tokens", type=int, default=16384)
     p.add_argument("--hidden", type=int, default=2048)
-    p.add_argument("--backends", default="flash,cudnn")
+    p.add_argument("--backends", default="auto")
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
@@ -78,7 +82,10 @@ def parse_args(argv):
     args.head_dims = int_list(args.head_dims, "--head-dims")
     args.seqlens = int_list(args.seqlens, "--seqlens")
     args.masks = name_list(args.masks, "--masks", ["full", "causal"])
-    args.backends = name_list(args.backends, "--backends", ["flash", "cudnn"])
+    if args.backends == "auto":
+        args.backends = ["flash", "cudnn"] + (["fa4", "fa4-det"] if fa4_available() else [])
+    else:
+        args.backends = name_list(args.backends, "--backends", ["flash", "cudnn", "fa4", "fa4-det"])
     for d in args.head_dims:
         if args.hidden % d:
             fail(f"--head-dims: {d} does not divide the hidden size {args.hidden}")
@@ -90,6 +97,27 @@ def parse_args(argv):
         if not os.path.isdir(parent):
             fail(f"--json {args.json_file}: directory {parent} does not exist")
     return args
+
+
+def fa4_available():
+    try:
+        from flash_attn.cute.interface import flash_attn_func  # noqa: F401
+    except Exception:  # not installed, or installed without a usable GPU stack
+        return False
+    return True
+
+
+def forward(backend, q, k, v, causal, backends):
+    """O of one recorded forward through `backend`, for torch.autograd.grad."""
+    import torch
+    from torch.nn.attention import sdpa_kernel
+    if backend in ("fa4", "fa4-det"):
+        from flash_attn.cute.interface import flash_attn_func
+        o = flash_attn_func(q, k, v, causal=causal, deterministic=backend == "fa4-det")
+        return o[0] if isinstance(o, tuple) else o
+    with sdpa_kernel(backends[backend]):
+        return torch.nn.functional.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=causal)
 
 
 def backward_flops(b, h, s, d, causal):
@@ -113,7 +141,7 @@ def main(argv):
     args = parse_args(argv)
     try:
         import torch
-        from torch.nn.attention import SDPBackend, sdpa_kernel
+        from torch.nn.attention import SDPBackend
     except ImportError as e:
         fail(f"needs PyTorch with torch.nn.attention ({e})")
     if not torch.cuda.is_available():
@@ -154,12 +182,10 @@ def main(argv):
                     try:
                         inputs = []
                         for _ in range(sets):
-                            # FlashAttention's layout (b, s, h, d); SDPA takes it transposed to (b, h, s, d).
+                            # FlashAttention's layout (b, s, h, d).
                             q, k, v = (torch.empty(b, s, h, d, device="cuda", dtype=torch.bfloat16)
                                        .uniform_(-1.0, 1.0, generator=gen).requires_grad_() for _ in range(3))
-                            with sdpa_kernel(backends[backend]):
-                                o = torch.nn.functional.scaled_dot_product_attention(
-                                    q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=causal)
+                            o = forward(backend, q, k, v, causal, backends)
                             dout = torch.empty_like(o).uniform_(-1.0, 1.0, generator=gen)
                             inputs.append((q, k, v, o, dout))
                         calls = args.warmup + args.iters

@@ -213,9 +213,9 @@ void BackwardTimer::set_problem(sim::Problem const& problem) {
   DASH_CUDA_CHECK(cudaStreamSynchronize(s.stream));
 }
 
-void BackwardTimer::set_schedule(sim::Schedule const& schedule) {
+void BackwardTimer::set_schedule(sim::Schedule const& schedule, std::optional<rt::KernelFamily> family) {
   DASH_ASSERT(state_->attention.has_value());
-  state_->attention->set_schedule(schedule);
+  state_->attention->set_schedule(schedule, rt::KernelChoice::kAuto, family);
 }
 
 Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
@@ -273,7 +273,7 @@ DeviceInfo query_device() { no_cuda(); }
 BackwardTimer::BackwardTimer(DeviceInfo, std::uint64_t) { no_cuda(); }
 BackwardTimer::~BackwardTimer() = default;
 void BackwardTimer::set_problem(sim::Problem const&) { no_cuda(); }
-void BackwardTimer::set_schedule(sim::Schedule const&) { no_cuda(); }
+void BackwardTimer::set_schedule(sim::Schedule const&, std::optional<rt::KernelFamily>) { no_cuda(); }
 Timing BackwardTimer::time(BenchMode, TimingPlan) { no_cuda(); }
 
 #endif

@@ -4,11 +4,13 @@
 // with a UserError (one line, exit 2).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dagsim/problem.h"
 #include "dagsim/schedule.h"
+#include "runtime/kernels/family.h"
 #include "tools/bench_plan.h"
 
 namespace dash::cli {
@@ -50,8 +52,9 @@ class BackwardTimer {
   /// Allocates (or reuses) and fills the inputs of `problem`, runs the forward pass for O and LSE.
   /// UserError when the runtime refuses the problem.
   void set_problem(sim::Problem const& problem);
-  /// Uploads the schedule (validated by the runtime). UserError when it is refused.
-  void set_schedule(sim::Schedule const& schedule);
+  /// Uploads the schedule (validated by the runtime) for a kernel of `family` (none: the
+  /// runtime's auto choice). UserError when it is refused.
+  void set_schedule(sim::Schedule const& schedule, std::optional<rt::KernelFamily> family);
   [[nodiscard]] Timing time(BenchMode mode, TimingPlan plan);
 
  private:

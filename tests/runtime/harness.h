@@ -17,6 +17,21 @@
 
 namespace dash::rt::test {
 
+/// The kernel families that run on the current device: every GPU test runs for each.
+inline std::vector<KernelFamily> device_families() {
+  int device = 0;
+  int major = 0;
+  int minor = 0;
+  DASH_CUDA_CHECK(cudaGetDevice(&device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  std::vector<KernelFamily> out;
+  for (KernelFamily f : kAllFamilies) {
+    if (family_runs_on(f, major, minor)) out.push_back(f);
+  }
+  return out;
+}
+
 /// splitmix64: our own generator, same stream on every platform.
 class Rng {
  public:

@@ -31,8 +31,8 @@ sim::Problem make_problem(int batch, int hq, int hk, int sq, int sk, int d, sim:
   p.seqlen_q = sq;
   p.seqlen_k = sk;
   p.head_dim = d;
-  p.tile_m = kernel_tile_m(d);
-  p.tile_n = kKernelTileN;
+  p.tile_m = family_tile_m(KernelFamily::kSm80, d);  // every family has these tiles (family.h)
+  p.tile_n = family_tile_n(KernelFamily::kSm80);
   p.mask = mask;
   return p;
 }
@@ -65,10 +65,12 @@ float scale_of(sim::Problem const& p) { return 1.f / std::sqrt(static_cast<float
 /// Forward then backward with `schedule`, outputs poisoned first; compares with the references.
 /// The backward runs twice: the second starts from the accumulators the first left full, so a dQ
 /// tile that neither the preprocess zeroed nor a first contribution overwrote shows.
-void run_and_check(Case const& c, sim::Schedule const& schedule, Reduction reduction, AttentionInputs const& in,
-                   AttentionOutputs const& exact, AttentionOutputs const& low, bool check_forward) {
+void run_and_check(KernelFamily family, Case const& c, sim::Schedule const& schedule, Reduction reduction,
+                   AttentionInputs const& in, AttentionOutputs const& exact, AttentionOutputs const& low,
+                   bool check_forward) {
   Attention attn(c.problem, c.dtype, scale_of(c.problem));
-  attn.set_schedule(schedule);
+  attn.set_schedule(schedule, KernelChoice::kAuto, family);
+  REQUIRE(attn.family() == family);
   DeviceTensors dev(c.problem, c.dtype);
   dev.upload(in);
   dev.poison_forward(nullptr);
@@ -77,7 +79,7 @@ void run_and_check(Case const& c, sim::Schedule const& schedule, Reduction reduc
   dev.poison_backward(nullptr);
   attn.backward(dev.tensors(), reduction, nullptr);
   DASH_CUDA_CHECK(cudaDeviceSynchronize());
-  INFO(c.name << " / schedule " << schedule.strategy << " / "
+  INFO(family_name(family) << " / " << c.name << " / schedule " << schedule.strategy << " / "
               << (reduction == Reduction::kDeterministic ? "deterministic" : "atomic"));
   if (check_forward) {
     check_close("O", compare(dev.o(), low.o, exact.o), c.dtype);
@@ -106,14 +108,16 @@ TEST_CASE("forward and backward match the fp64 CPU reference", "[gpu]") {
     AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
     AttentionOutputs const exact = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
     AttentionOutputs const low = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
-    run_and_check(c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent), Reduction::kDeterministic, in,
-                  exact, low, true);
-    run_and_check(c, simple_schedule(c.problem, true, sim::LaunchModel::kDynamic), Reduction::kDeterministic, in,
-                  exact, low, false);
-    run_and_check(c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 3), Reduction::kDeterministic,
-                  in, exact, low, false);
-    run_and_check(c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent), Reduction::kAtomic, in, exact,
-                  low, false);
+    for (KernelFamily f : device_families()) {
+      run_and_check(f, c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent), Reduction::kDeterministic,
+                    in, exact, low, true);
+      run_and_check(f, c, simple_schedule(c.problem, true, sim::LaunchModel::kDynamic), Reduction::kDeterministic, in,
+                    exact, low, false);
+      run_and_check(f, c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 3),
+                    Reduction::kDeterministic, in, exact, low, false);
+      run_and_check(f, c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent), Reduction::kAtomic, in,
+                    exact, low, false);
+    }
   }
 }
 
@@ -127,8 +131,10 @@ TEST_CASE("large shapes match the fp32 GPU reference", "[gpu]") {
     AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
     AttentionOutputs const exact = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
     AttentionOutputs const low = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
-    run_and_check(c, sim::make_strategy("descending", c.problem, sim::machine_preset("h200")),
-                  Reduction::kDeterministic, in, exact, low, true);
+    for (KernelFamily f : device_families()) {
+      run_and_check(f, c, sim::make_strategy("descending", c.problem, sim::machine_preset("h200")),
+                    Reduction::kDeterministic, in, exact, low, true);
+    }
   }
 }
 
@@ -151,7 +157,7 @@ TEST_CASE("every validated schedule gives correct gradients, random ones too", "
         } catch (UserError const&) {
           continue;  // the strategy refuses this problem (documented premise)
         }
-        run_and_check(c, s, Reduction::kDeterministic, in, exact, low, false);
+        for (KernelFamily f : device_families()) run_and_check(f, c, s, Reduction::kDeterministic, in, exact, low, false);
         ++ran;
       }
     }
@@ -168,7 +174,7 @@ TEST_CASE("every validated schedule gives correct gradients, random ones too", "
       sim::assign_arrival_ranks(c.problem, s);
       s.strategy = "random-" + std::to_string(trial);
       sim::validate(c.problem, sim::machine_with_sms(132), s);
-      run_and_check(c, s, Reduction::kDeterministic, in, exact, low, false);
+      for (KernelFamily f : device_families()) run_and_check(f, c, s, Reduction::kDeterministic, in, exact, low, false);
       ++ran;
     }
   }
@@ -179,10 +185,11 @@ namespace {
 
 /// Runs the backward `runs` times with concurrent work on another stream; returns how many runs
 /// differed bitwise from the first.
-int count_differing_runs(sim::Problem const& p, sim::Schedule const& s, Reduction reduction, int runs) {
+int count_differing_runs(KernelFamily family, sim::Problem const& p, sim::Schedule const& s, Reduction reduction,
+                         int runs) {
   DType const dtype = DType::kBf16;
   Attention attn(p, dtype, scale_of(p));
-  attn.set_schedule(s);
+  attn.set_schedule(s, KernelChoice::kAuto, family);
   DeviceTensors dev(p, dtype);
   dev.upload(random_inputs(p, dtype, 77));
   attn.forward(dev.tensors(), nullptr);
@@ -222,29 +229,32 @@ int count_differing_runs(sim::Problem const& p, sim::Schedule const& s, Reductio
 TEST_CASE("deterministic backward is bitwise repeatable; atomic is not", "[gpu]") {
   std::vector<sim::Problem> problems = {make_problem(2, 4, 4, 1024, 1024, 128, full()),
                                         make_problem(1, 8, 2, 1024, 1024, 64, causal())};
-  for (auto const& p : problems) {
-    int strategies = 0;
-    for (auto const& name : sim::strategy_names()) {
-      sim::Schedule s;
-      try {
-        s = sim::make_strategy(name, p, sim::machine_preset("h200"));
-      } catch (UserError const&) {
-        continue;
+  for (KernelFamily f : device_families()) {
+    char const* fam = family_name(f).data();  // "sm80", "sm90": NUL-terminated literals
+    for (auto const& p : problems) {
+      int strategies = 0;
+      for (auto const& name : sim::strategy_names()) {
+        sim::Schedule s;
+        try {
+          s = sim::make_strategy(name, p, sim::machine_preset("h200"));
+        } catch (UserError const&) {
+          continue;
+        }
+        INFO(fam << " strategy " << name << ", head_dim " << p.head_dim << ", " << sim::to_string(p.mask));
+        int const differing = count_differing_runs(f, p, s, Reduction::kDeterministic, 100);
+        std::printf("determinism: %s %-16s d%d %-7s 100 runs, %d differ\n", fam, name.c_str(), p.head_dim,
+                    sim::to_string(p.mask).c_str(), differing);
+        CHECK(differing == 0);
+        ++strategies;
       }
-      INFO("strategy " << name << ", head_dim " << p.head_dim << ", " << sim::to_string(p.mask));
-      int const differing = count_differing_runs(p, s, Reduction::kDeterministic, 100);
-      std::printf("determinism: %-16s d%d %-7s 100 runs, %d differ\n", name.c_str(), p.head_dim,
-                  sim::to_string(p.mask).c_str(), differing);
-      CHECK(differing == 0);
-      ++strategies;
+      CHECK(strategies >= 3);
+      // The same test must be able to fail: unordered atomics change bits from run to run.
+      int const atomic_differing = count_differing_runs(
+          f, p, sim::make_strategy("fa3", p, sim::machine_preset("h200")), Reduction::kAtomic, 100);
+      std::printf("determinism: %s atomic (fa3) d%d %-7s 100 runs, %d differ\n", fam, p.head_dim,
+                  sim::to_string(p.mask).c_str(), atomic_differing);
+      CHECK(atomic_differing > 0);
     }
-    CHECK(strategies >= 3);
-    // The same test must be able to fail: unordered atomics change bits from run to run.
-    int const atomic_differing =
-        count_differing_runs(p, sim::make_strategy("fa3", p, sim::machine_preset("h200")), Reduction::kAtomic, 100);
-    std::printf("determinism: atomic (fa3) d%d %-7s 100 runs, %d differ\n", p.head_dim, sim::to_string(p.mask).c_str(),
-                atomic_differing);
-    CHECK(atomic_differing > 0);
   }
 }
 
@@ -275,6 +285,16 @@ TEST_CASE("bad input is refused with a UserError", "[gpu]") {
     Attention attn(big, DType::kBf16, 0.1f);
     CHECK_THROWS_AS(attn.set_schedule(simple_schedule(big, false, sim::LaunchModel::kPersistent)), UserError);
   }
+  SECTION("a family this GPU does not run") {
+    Attention attn(p, DType::kBf16, 0.1f);
+    std::vector<KernelFamily> const runs = device_families();
+    for (KernelFamily f : kAllFamilies) {
+      if (std::find(runs.begin(), runs.end(), f) != runs.end()) continue;
+      CHECK_THROWS_AS(attn.set_schedule(simple_schedule(p, false, sim::LaunchModel::kPersistent),
+                                        KernelChoice::kAuto, f),
+                      UserError);
+    }
+  }
   SECTION("backward before a schedule") {
     Attention attn(p, DType::kBf16, 0.1f);
     DeviceTensors dev(p, DType::kBf16);
@@ -285,14 +305,17 @@ TEST_CASE("bad input is refused with a UserError", "[gpu]") {
 TEST_CASE("registry: generic kernels for both head dims and dtypes, specializations by key", "[gpu]") {
   for (int d : {64, 128}) {
     for (DType t : {DType::kBf16, DType::kFp16}) {
-      KernelKey key{d, kernel_tile_m(d), kKernelTileN, kMaskCausal, t, 12345};
-      BwdKernel const k = find_bwd_kernel(key);
-      CHECK(k.key.schedule_hash == 0);
-      CHECK(k.key.head_dim == d);
-      CHECK(k.launch != nullptr);
+      for (KernelFamily f : kAllFamilies) {
+        KernelKey key{d, family_tile_m(f, d), family_tile_n(f), kMaskCausal, t, 12345, f};
+        BwdKernel const k = find_bwd_kernel(key);
+        CHECK(k.key.schedule_hash == 0);
+        CHECK(k.key.head_dim == d);
+        CHECK(k.key.family == f);
+        CHECK(k.launch != nullptr);
+      }
     }
   }
-  KernelKey bad{96, 64, kKernelTileN, -1, DType::kBf16, 0};
+  KernelKey bad{96, 64, 128, -1, DType::kBf16, 0};
   CHECK_THROWS_AS(find_bwd_kernel(bad), UserError);
   sim::Problem const p = make_problem(1, 1, 1, 128, 128, 64, full());
   sim::Schedule const a = simple_schedule(p, false, sim::LaunchModel::kPersistent);

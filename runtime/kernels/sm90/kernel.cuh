@@ -1,0 +1,592 @@
+#pragma once
+// Backward main kernel, Hopper family (sm_90a): TMA loads into an mbarrier pipeline, wgmma, a
+// dQ-writer warp that adds each step's dQ partial with TMA bulk reduce-adds, in rank order through
+// the tile's ticket in deterministic mode (docs/design.md, "Hopper family").
+//
+// One CTA of 384 threads = 3 warpgroups, one CTA per SM, persistent over the schedule's items:
+//   warpgroup 0, warp 0 (one lane): the producer. It walks the schedule through the policy's hooks
+//     (the only role that does), loads K and V once per work item and Q, dO, LSE and dPsum per step
+//     by TMA into a two-stage ring, and hands (item, Q tile, rank) to the other roles through
+//     shared memory next to the data, so no schedule state lives in the MMA warpgroups' registers.
+//   warpgroup 0, warp 1 (one lane): the dQ writer. Per step it takes a dQ partial from one of two
+//     shared-memory buffers and adds it to the fp32 accumulator, one bulk reduce-add per row;
+//     deterministic mode waits for the tile's ticket first (acquire), waits until the adds have
+//     completed in global memory, then releases rank + 1.
+//   warpgroups 1 and 2: the MMA warpgroups, 64 KV rows each. Per step (transposed, so that dK and
+//     dV stay in registers for the whole item):
+//       S^T = K Q^T, dP^T = V dO^T                       (wgmma, both operands in shared memory)
+//       P^T = exp2(S^T scale_log2 - LSE), dS^T = P^T o (dP^T - dPsum)        (registers)
+//       dV += P^T dO, dK += dS^T Q                       (wgmma, A from registers)
+//       dS^T -> shared memory; dQ_i = dS K              (wgmma, both operands transposed)
+//     At head_dim 128 (Q tile 64 rows) each warpgroup computes half of dQ's columns, at 64 (Q tile
+//     128 rows) half of its rows.
+// Registers: 24 per producer thread, 240 per MMA thread (setmaxnreg; 128 x 24 + 256 x 240 fits the
+// 64K register file).
+#include <cstdint>
+
+#include "runtime/cuda_check.h"
+#include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
+#include "runtime/kernels/sm90/mbarrier.cuh"
+#include "runtime/kernels/sm90/tensor_maps.h"
+#include "runtime/kernels/sm90/tma.cuh"
+#include "runtime/kernels/sm90/warpgroup.cuh"
+#include "runtime/kernels/sm90/wgmma.cuh"
+#include "runtime/mask.cuh"
+#include "runtime/registry.h"
+#include "runtime/smem_opt_in.h"
+#include "runtime/tensor_offset.cuh"
+#include "runtime/ticket.cuh"
+#include "runtime/warp_mma.cuh"
+
+namespace dash::rt::sm90 {
+
+inline constexpr int kThreads = 384;
+inline constexpr int kProducerRegs = 24;
+inline constexpr int kMmaRegs = 240;
+static_assert(128 * kProducerRegs + 256 * kMmaRegs <= 65536, "the register file");
+
+/// The family's compile-time tile configuration at head dim D.
+template <int D>
+struct Tiles {
+  static constexpr int kTM = family_tile_m(KernelFamily::kSm90, D);  ///< Q rows per step
+  static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
+  static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
+  static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
+  /// dQ between the two MMA warpgroups: by rows where the Q tile has two 64-row halves, else by
+  /// columns. Either way a warpgroup's share is one 64 x kDqN wgmma tile.
+  static constexpr bool kDqByRows = kTM == 128;
+  static constexpr int kDqN = kDqByRows ? D : D / 2;
+  /// Floats per staged dQ row: 16 bytes of padding put the 8 rows of a warp's accumulator
+  /// fragment on distinct bank groups; rows stay contiguous for the per-row bulk adds.
+  static constexpr int kDqRowFloats = D + 4;
+  /// LSE and dPsum arrive by TMA from [q_head][rows_padded]: a box must start on a 16-byte
+  /// boundary, so it starts at the Q tile's first row rounded down to 4 and holds 4 rows more;
+  /// the step's shift (0..3) says where the tile begins. Stage arrays keep 128-byte alignment.
+  static constexpr int kStatBox = kTM + 4;
+  static constexpr int kStatStride = kTM + 32;
+  static_assert(kTN == 128 && (kTM == 64 || kTM == 128) && (D == 64 || D == 128), "two warpgroups of 64 KV rows");
+  static_assert(kDqN == 64, "one m64n64 dQ tile per warpgroup");
+};
+
+struct ItemInfo {
+  int batch;  ///< < 0: no more items
+  int head;
+  int kv_tile;
+  int num_steps;
+  int dkv_rank;
+};
+struct StepInfo {
+  int q_tile;
+  int rank;
+  int stat_shift;  ///< the Q tile's first row in sm.lse / sm.dpsum
+};
+struct DqInfo {
+  int tile;  ///< the dQ tile's ticket; < 0: the MMA warpgroups are done
+  int rank;
+  int row0;  ///< global row of the tile's first row (cumulative over the batch)
+  int rows;  ///< rows inside the sequence
+  int head;
+};
+
+/// Shared memory. Every operand tile is 128-byte swizzled in 64-column blocks, each block on a
+/// 1024-byte boundary (every size below is a multiple of 1024 bytes).
+template <int D>
+struct SharedStorage {
+  using C = Tiles<D>;
+  std::uint16_t k[C::kTN * D];  ///< [D / 64][kTN][64]
+  std::uint16_t v[C::kTN * D];
+  std::uint16_t q[C::kStages][C::kTM * D];  ///< [D / 64][kTM][64]
+  std::uint16_t dout[C::kStages][C::kTM * D];
+  std::uint16_t ds[C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
+  float dq[C::kDqBuffers][C::kTM * C::kDqRowFloats];
+  float lse[C::kStages][C::kStatStride];
+  float dpsum[C::kStages][C::kStatStride];
+  std::uint64_t kv_full, kv_empty;
+  std::uint64_t q_full[C::kStages], q_empty[C::kStages];
+  std::uint64_t dq_full[C::kDqBuffers], dq_empty[C::kDqBuffers];
+  ItemInfo item;
+  StepInfo step[C::kStages];
+  DqInfo dq_info[C::kDqBuffers];
+};
+
+__device__ __forceinline__ std::uint32_t smem_u32(void const* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// Arrivals on the barriers the MMA warpgroups release: every one of their threads.
+inline constexpr int kMmaThreads = 256;
+/// Named barriers of the MMA warpgroups (0 is __syncthreads').
+inline constexpr int kBarDsFree = 1;  ///< both finished the previous step's dQ GEMM (sm.ds free)
+inline constexpr int kBarDsFull = 2;  ///< both stored their dS^T rows
+inline constexpr int kBarDkv = 3;     ///< GQA dK/dV ticket
+
+// ---- Producer -----------------------------------------------------------------------------------
+template <class Policy, int D>
+__device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorage<D>& sm) {
+  using C = Tiles<D>;
+  Geometry const& g = p.g;
+  int const group = g.q_heads / g.kv_heads;
+  prefetch_tensor_map(&maps.q);
+  prefetch_tensor_map(&maps.k);
+  prefetch_tensor_map(&maps.v);
+  prefetch_tensor_map(&maps.dout);
+  prefetch_tensor_map(&maps.lse);
+  prefetch_tensor_map(&maps.dpsum);
+  constexpr std::uint32_t kKvBytes = 2u * C::kTN * D * 2;
+  constexpr std::uint32_t kStepBytes = 2u * C::kTM * D * 2 + 2u * C::kStatBox * 4;
+  std::uint32_t const kv_full = smem_u32(&sm.kv_full);
+  int step = 0;
+  for (int k = 0;; ++k) {
+    WorkItemRef const item = Policy::next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
+    mbar_wait(smem_u32(&sm.kv_empty), (k & 1) ^ 1);  // the MMA warpgroups are done with K, V and sm.item
+    if (item.batch < 0) {
+      sm.item.batch = -1;
+      mbar_arrive(kv_full);
+      return;
+    }
+    int const b = item.batch;
+    int const h = item.head;
+    int const kvh = h / group;
+    bool const gqa = group > 1;
+    sm.item = ItemInfo{b, h, item.kv_tile, item.num_steps,
+                       gqa && p.deterministic != 0 ? Policy::dkv_rank(p.tables, item) : 0};
+    // Fixed-length batches: rows of one sequence, the batch a coordinate (rows past the sequence
+    // are out of the box: zeros). Varlen: rows of the packed tensor, batch 0.
+    int const bc = g.varlen ? 0 : b;
+    int const k_row = (g.varlen ? g.cu_k[b] : 0) + item.kv_tile * C::kTN;
+    int const q_base = g.varlen ? g.cu_q[b] : 0;
+    int const stat_base = g.cu_q[b];
+    mbar_arrive_expect_tx(kv_full, kKvBytes);
+#pragma unroll
+    for (int blk = 0; blk < D / 64; ++blk) {
+      tma_load_4d(smem_u32(sm.k + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
+      tma_load_4d(smem_u32(sm.v + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
+    }
+    for (int t = 0; t < item.num_steps; ++t, ++step) {
+      int const s = step % C::kStages;
+      mbar_wait(smem_u32(&sm.q_empty[s]), ((step / C::kStages) & 1) ^ 1);
+      int const i = Policy::q_tile_at(p.tables, item, t);
+      int const rank = p.deterministic != 0 ? Policy::dq_rank(p.tables, item, t, i) : 0;
+      int const m0 = i * C::kTM;
+      int const stat_row = stat_base + m0;
+      sm.step[s] = StepInfo{i, rank, stat_row % 4};
+      std::uint32_t const full = smem_u32(&sm.q_full[s]);
+      mbar_arrive_expect_tx(full, kStepBytes);
+#pragma unroll
+      for (int blk = 0; blk < D / 64; ++blk) {
+        tma_load_4d(smem_u32(sm.q[s] + blk * C::kTM * 64), &maps.q, full, 64 * blk, q_base + m0, h, bc);
+        tma_load_4d(smem_u32(sm.dout[s] + blk * C::kTM * 64), &maps.dout, full, 64 * blk, q_base + m0, h, bc);
+      }
+      tma_load_2d(smem_u32(sm.lse[s]), &maps.lse, full, stat_row - stat_row % 4, h);
+      tma_load_2d(smem_u32(sm.dpsum[s]), &maps.dpsum, full, stat_row - stat_row % 4, h);
+    }
+  }
+}
+
+// ---- dQ writer ----------------------------------------------------------------------------------
+template <int D>
+__device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
+  using C = Tiles<D>;
+  std::int64_t const row_floats = std::int64_t{p.g.q_heads} * D;
+  for (int n = 0;; ++n) {
+    int const buf = n % C::kDqBuffers;
+    mbar_wait(smem_u32(&sm.dq_full[buf]), (n / C::kDqBuffers) & 1);
+    DqInfo const info = sm.dq_info[buf];
+    if (info.tile < 0) break;
+    bool const det = p.deterministic != 0;
+    if (det) {
+      ticket::spin_until(p.dq_ticket + info.tile, info.rank, info.tile);
+      fence_proxy_async_global();  // the adds below (async proxy) after the acquire
+    }
+    // The first contribution in rank order stores (the preprocess did not zero dq_accum then).
+    bool const store = det && p.dq_first_stores != 0 && info.rank == 0;
+    float* dst = p.dq_accum + std::int64_t{info.row0} * row_floats + std::int64_t{info.head} * D;
+    std::uint32_t src = smem_u32(sm.dq[buf]);
+    for (int r = 0; r < info.rows; ++r, dst += row_floats, src += C::kDqRowFloats * 4) {
+      if (store) {
+        bulk_store(dst, src, D * 4);
+      } else {
+        bulk_reduce_add_f32(dst, src, D * 4);
+      }
+    }
+    bulk_commit();
+    if (det) {
+      // Complete in global memory, not merely read from shared memory, before the next rank may
+      // add: the completion orders the bulk writes before this thread's release.
+      bulk_wait_complete();
+      ticket::st_release(p.dq_ticket + info.tile, info.rank + 1);
+    } else {
+      bulk_wait_read();
+    }
+    mbar_arrive(smem_u32(&sm.dq_empty[buf]));
+  }
+  bulk_wait_complete();
+}
+
+// ---- MMA warpgroups -----------------------------------------------------------------------------
+/// K-major operand descriptor (128-byte swizzle): 8-row groups 1024 bytes apart.
+__device__ __forceinline__ std::uint64_t k_major(std::uint32_t addr) { return smem_desc(addr, 16, 1024); }
+/// MN-major operand descriptor: 8 rows of the reduction dimension 1024 bytes apart, 64-column
+/// blocks of M / N `block_bytes` apart.
+__device__ __forceinline__ std::uint64_t mn_major(std::uint32_t addr, std::uint32_t block_bytes) {
+  return smem_desc(addr, block_bytes, 1024);
+}
+
+template <int DT, int N>
+__device__ __forceinline__ void mma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b, int acc) {
+  if constexpr (N == 64) {
+    mma_ss_n64<DT, 0, 0>(d, a, b, acc);
+  } else {
+    mma_ss_n128<DT, 0, 0>(d, a, b, acc);
+  }
+}
+template <int DT, int N>
+__device__ __forceinline__ void mma_rs_t(float (&d)[N / 2], std::uint32_t const (&a)[4], std::uint64_t b) {
+  if constexpr (N == 64) {
+    mma_rs_n64<DT, 1>(d, a, b, 1);
+  } else {
+    mma_rs_n128<DT, 1>(d, a, b, 1);
+  }
+}
+
+template <int N>
+__device__ __forceinline__ void zero(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) d[i] = 0.f;
+}
+
+template <class Policy, int D, int DT>
+__device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
+  using C = Tiles<D>;
+  using E = warp::Elem<DT>;
+  using T = typename E::T;
+  constexpr int TM = C::kTM;
+  constexpr int TN = C::kTN;
+  Geometry const& g = p.g;
+  int const mask_kind = Policy::kMaskKind >= 0 ? Policy::kMaskKind : g.mask_kind;
+  int const wtid = static_cast<int>(threadIdx.x) % 128;
+  int const wq = wtid / 32;  // warp in the warpgroup: rows 16 wq.. of every m64 tile
+  int const lane = wtid % 32;
+  int const gq = lane / 4;
+  int const t4 = lane % 4;
+  int const group = g.q_heads / g.kv_heads;
+  bool const gqa = group > 1;
+  bool const mma_leader = static_cast<int>(threadIdx.x) == 128;
+
+  std::uint32_t const k_s = smem_u32(sm.k);
+  std::uint32_t const v_s = smem_u32(sm.v);
+  std::uint32_t const ds_s = smem_u32(sm.ds);
+  constexpr std::uint32_t kKvBlock = TN * 128;  // bytes of a 64-column block of K, V, dS^T
+  constexpr std::uint32_t kQBlock = TM * 128;   // of Q, dO
+  // dQ share of this warpgroup: rows q_off.., columns d_off..
+  int const q_off = C::kDqByRows ? 64 * wg : 0;
+  int const d_off = C::kDqByRows ? 0 : (D / 2) * wg;
+
+  int step = 0;  // steps of this CTA so far: the Q ring's and the dQ buffers' position
+  for (int k = 0;; ++k) {
+    mbar_wait(smem_u32(&sm.kv_full), k & 1);
+    ItemInfo const item = sm.item;
+    if (item.batch < 0) break;
+    int const b = item.batch;
+    int const h = item.head;
+    int const kvh = h / group;
+    int const q_row0 = g.cu_q[b];
+    int const k_row0 = g.cu_k[b];
+    int const len_q = g.cu_q[b + 1] - q_row0;
+    int const len_k = g.cu_k[b + 1] - k_row0;
+    int const n0 = item.kv_tile * TN;
+    int const dq_tile0 = p.tables.dq_tile_base[b] + h * ((len_q + TM - 1) / TM);
+
+    float dv[D / 2];
+    float dk[D / 2];
+    zero(dv);
+    zero(dk);
+    for (int t = 0; t < item.num_steps; ++t, ++step) {
+      int const s = step % C::kStages;
+      mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
+      StepInfo const si = sm.step[s];
+      int const m0 = si.q_tile * TM;
+      float const* lse_s = sm.lse[s] + si.stat_shift;
+      float const* dpsum_s = sm.dpsum[s] + si.stat_shift;
+      std::uint32_t const q_s = smem_u32(sm.q[s]);
+      std::uint32_t const do_s = smem_u32(sm.dout[s]);
+
+      // S^T and dP^T of this warpgroup's 64 KV rows: M = 64 (KV), N = TM (Q), K = D.
+      float st[TM / 2];
+      float dpt[TM / 2];
+      fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t const kv_off = (kk / 4) * kKvBlock + wg * 64 * 128 + (kk % 4) * 32;
+        std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
+        mma_ss<DT, TM>(st, k_major(k_s + kv_off), k_major(q_s + q_off_b), kk > 0);
+      }
+      commit();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t const kv_off = (kk / 4) * kKvBlock + wg * 64 * 128 + (kk % 4) * 32;
+        std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
+        mma_ss<DT, TM>(dpt, k_major(v_s + kv_off), k_major(do_s + q_off_b), kk > 0);
+      }
+      commit();
+
+      // P^T = exp2(S^T scale_log2 - LSE) in place; element (j, e): KV row 16 wq + gq + 8 (e / 2)
+      // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2.
+      wait<1>();
+      fence_operand(st);
+      bool const whole = mask_kind == kMaskFull
+                             ? (m0 + TM <= len_q && n0 + TN <= len_k)
+                             : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
+                                visible(g, mask_kind, m0, n0 + TN - 1, len_q, len_k));
+      int const kv_base = n0 + 64 * wg + 16 * wq + gq;
+#pragma unroll
+      for (int j = 0; j < TM / 8; ++j) {
+        int const col = 8 * j + 2 * t4;
+        float2 const lse = make_float2(lse_s[col], lse_s[col + 1]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = st[4 * j + e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
+          if (!whole && !visible(g, mask_kind, m0 + col + (e & 1), kv_base + 8 * (e >> 1), len_q, len_k)) {
+            x = -INFINITY;
+          }
+          st[4 * j + e] = warp::ex2(x);
+        }
+      }
+      wait<0>();
+      fence_operand(dpt);
+      // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
+      std::uint32_t pa[TM / 16][4];
+      std::uint32_t dsa[TM / 16][4];
+#pragma unroll
+      for (int j = 0; j < TM / 8; ++j) {
+        int const col = 8 * j + 2 * t4;
+        float2 const dps = make_float2(dpsum_s[col], dpsum_s[col + 1]);
+        float dsv[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dsv[e] = st[4 * j + e] * (dpt[4 * j + e] - ((e & 1) ? dps.y : dps.x));
+        pa[j / 2][2 * (j & 1)] = E::pack(st[4 * j], st[4 * j + 1]);
+        pa[j / 2][2 * (j & 1) + 1] = E::pack(st[4 * j + 2], st[4 * j + 3]);
+        dsa[j / 2][2 * (j & 1)] = E::pack(dsv[0], dsv[1]);
+        dsa[j / 2][2 * (j & 1) + 1] = E::pack(dsv[2], dsv[3]);
+      }
+
+      // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major.
+      fence();
+#pragma unroll
+      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], mn_major(do_s + c * 2048, kQBlock));
+      commit();
+
+      // dS^T into shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle).
+      named_barrier(kBarDsFree, kMmaThreads);
+#pragma unroll
+      for (int j = 0; j < TM / 8; ++j) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          int const row = 64 * wg + 16 * wq + gq + 8 * half;
+          int const qcol = 8 * j + 2 * t4;
+          std::uint32_t const at = (qcol / 64) * kKvBlock + row * 128 + ((((qcol % 64) / 8) ^ (row % 8)) * 16) +
+                                   (qcol % 8) * 2;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ds_s + at), "r"(dsa[j / 2][2 * (j & 1) + half])
+                       : "memory");
+        }
+      }
+      fence_proxy_async_shared();
+      named_barrier(kBarDsFull, kMmaThreads);
+
+      // dK += dS^T Q: M = 64 (KV), N = D, K = TM (Q); Q is [Q][D], N-major.
+#pragma unroll
+      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], mn_major(q_s + c * 2048, kQBlock));
+      commit();
+
+      // dQ_i = dS K over this warpgroup's share: M = 64 (Q rows q_off..), N = 64 (columns d_off..),
+      // K = TN (KV). A = dS^T, M-major; B = K [KV][D], N-major.
+      float dq[32];
+#pragma unroll
+      for (int kk = 0; kk < TN / 16; ++kk) {
+        std::uint64_t const a = mn_major(ds_s + (q_off / 64) * kKvBlock + kk * 2048, kKvBlock);
+        std::uint64_t const bk = mn_major(k_s + (d_off / 64) * kKvBlock + kk * 2048, kKvBlock);
+        mma_ss_n64<DT, 1, 1>(dq, a, bk, kk > 0);
+      }
+      commit();
+      wait<0>();
+      fence_operand(dv);
+      fence_operand(dk);
+      fence_operand(dq);
+      mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
+
+      // The partial to the writer through buffer step % kDqBuffers.
+      int const buf = step % C::kDqBuffers;
+      mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
+      float* stage = sm.dq[buf];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          int const row = q_off + 16 * wq + gq + 8 * half;
+          int const col = d_off + 8 * j + 2 * t4;
+          *reinterpret_cast<float2*>(stage + row * C::kDqRowFloats + col) =
+              make_float2(dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+        }
+      }
+      if (mma_leader) {
+        sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank, q_row0 + m0, min(TM, len_q - m0), h};
+      }
+      fence_proxy_async_shared();
+      mbar_arrive(smem_u32(&sm.dq_full[buf]));
+    }
+    mbar_arrive(smem_u32(&sm.kv_empty));  // K, V and sm.item may be refilled
+
+    // dV, and dK times the softmax scale, of this warpgroup's 64 KV rows: element (j, e) is row
+    // 16 wq + gq + 8 (e / 2), column 8 j + 2 t4 + e % 2.
+#pragma unroll
+    for (int x = 0; x < D / 2; ++x) dk[x] *= g.scale;
+    int const row_base = n0 + 64 * wg + 16 * wq + gq;
+    if (!gqa) {
+      T* dv_ptr = static_cast<T*>(p.dv.data) + sequence_offset(g, p.dv, b, k_row0, kvh);
+      T* dk_ptr = static_cast<T*>(p.dk.data) + sequence_offset(g, p.dk, b, k_row0, kvh);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        int const row = row_base + 8 * half;
+        if (row < len_k) {
+#pragma unroll
+          for (int j = 0; j < D / 8; ++j) {
+            int const col = 8 * j + 2 * t4;
+            *reinterpret_cast<std::uint32_t*>(dv_ptr + row * p.dv.row_stride + col) =
+                E::pack(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]);
+            *reinterpret_cast<std::uint32_t*>(dk_ptr + row * p.dk.row_stride + col) =
+                E::pack(dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
+          }
+        }
+      }
+    } else {
+      // GQA: the q heads of a group add into one fp32 dK/dV tile, in the schedule's fixed order.
+      int const kv_tiles_b = (len_k + TN - 1) / TN;
+      int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + item.kv_tile;
+      bool const det = p.deterministic != 0;
+      if (det && mma_leader) ticket::spin_until(p.dkv_ticket + dkv_tile, item.dkv_rank, -1 - dkv_tile);
+      if (det) named_barrier(kBarDkv, kMmaThreads);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        int const row = row_base + 8 * half;
+        if (row < len_k) {
+          std::int64_t const at = (std::int64_t{k_row0 + row} * g.kv_heads + kvh) * D + 2 * t4;
+#pragma unroll
+          for (int j = 0; j < D / 8; ++j) {
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p.dv_accum + at + 8 * j),
+                         "f"(dv[4 * j + 2 * half]), "f"(dv[4 * j + 2 * half + 1])
+                         : "memory");
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p.dk_accum + at + 8 * j),
+                         "f"(dk[4 * j + 2 * half]), "f"(dk[4 * j + 2 * half + 1])
+                         : "memory");
+          }
+        }
+      }
+      if (det) {
+        // The barrier orders every thread's reds before the leader's release, which is cumulative.
+        named_barrier(kBarDkv, kMmaThreads);
+        if (mma_leader) ticket::st_release(p.dkv_ticket + dkv_tile, item.dkv_rank + 1);
+      }
+    }
+  }
+  // No more items: tell the writer.
+  int const buf = step % C::kDqBuffers;
+  mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
+  if (mma_leader) sm.dq_info[buf].tile = -1;
+  mbar_arrive(smem_u32(&sm.dq_full[buf]));
+}
+
+// ---- The kernel ---------------------------------------------------------------------------------
+template <class Policy, int D, int DT>
+__global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __grid_constant__ TensorMaps const maps) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // sm_90a code only (family_traits(kSm90)); other targets carry this stub
+#else
+  using C = Tiles<D>;
+  // The swizzled layouts need a 1024-byte aligned base; the dynamic window promises less, so the
+  // launch asks for kSmemSlack bytes more and the storage starts at the next boundary.
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  auto& sm = *reinterpret_cast<SharedStorage<D>*>(smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024));
+  int const tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) {
+    mbar_init(smem_u32(&sm.kv_full), 1);
+    mbar_init(smem_u32(&sm.kv_empty), kMmaThreads);
+    for (int s = 0; s < C::kStages; ++s) {
+      mbar_init(smem_u32(&sm.q_full[s]), 1);
+      mbar_init(smem_u32(&sm.q_empty[s]), kMmaThreads);
+    }
+    for (int b = 0; b < C::kDqBuffers; ++b) {
+      mbar_init(smem_u32(&sm.dq_full[b]), kMmaThreads);
+      mbar_init(smem_u32(&sm.dq_empty[b]), 1);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  int const wg = tid / 128;
+  if (wg == 0) {
+    regs_dealloc<kProducerRegs>();
+    if (tid == 0) {
+      produce<Policy, D>(p, maps, sm);
+    } else if (tid == 32) {
+      write_dq<D>(p, sm);
+    }
+    return;
+  }
+  regs_alloc<kMmaRegs>();
+  compute<Policy, D, DT>(wg - 1, p, sm);
+#endif
+}
+
+// ---- Host side: launch and registration ----------------------------------------------------
+/// Dynamic shared memory of a CTA: the storage and room to align it to 1024 bytes.
+inline constexpr int kSmemSlack = 1024;
+template <int D>
+inline constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<D>)) + kSmemSlack;
+
+template <class Policy, int D, int DT>
+void launch(BwdParams const& params, int grid, cudaStream_t stream) {
+  constexpr int kSmem = kSmemBytes<D>;
+  TensorMaps maps{};
+  encode_tensor_maps(params, static_cast<DType>(DT), TensorMapBoxes{D, Tiles<D>::kTM, Tiles<D>::kTN, Tiles<D>::kStatBox}, maps);
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_kernel<Policy, D, DT>), kSmem);
+  bwd_kernel<Policy, D, DT><<<grid, kThreads, kSmem, stream>>>(params, maps);
+  DASH_CUDA_CHECK_LAUNCH();
+}
+
+/// Resident CTAs per SM: 0 on a device this family's code does not run on (sm_90a: compute
+/// capability 9.0 only) or whose shared memory per block is too small.
+template <class Policy, int D, int DT>
+int ctas_per_sm() {
+  constexpr int kSmem = kSmemBytes<D>;
+  int device = 0;
+  DASH_CUDA_CHECK(cudaGetDevice(&device));
+  int major = 0;
+  int minor = 0;
+  int limit = 0;
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (!family_runs_on(KernelFamily::kSm90, major, minor) || kSmem > limit) return 0;
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_kernel<Policy, D, DT>), kSmem);
+  int blocks = 0;
+  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_kernel<Policy, D, DT>, kThreads, kSmem));
+  return blocks;
+}
+
+/// Registers the kernels of `Policy` (its head dims and dtypes) under the family's key.
+template <class Policy>
+void register_kernels(char const* name) {
+  auto one = [&]<int D, int DT>() {
+    KernelKey const key{D,          Tiles<D>::kTM, Tiles<D>::kTN, Policy::kMaskKind, static_cast<DType>(DT),
+                        Policy::kScheduleHash, KernelFamily::kSm90};
+    register_bwd_kernel(key, &launch<Policy, D, DT>, &ctas_per_sm<Policy, D, DT>, name);
+  };
+  auto dtypes = [&]<int D>() {
+    if constexpr (Policy::kDType <= 0) one.template operator()<D, 0>();
+    if constexpr (Policy::kDType != 0) one.template operator()<D, 1>();
+  };
+  if constexpr (Policy::kHeadDim == 0 || Policy::kHeadDim == 64) dtypes.template operator()<64>();
+  if constexpr (Policy::kHeadDim == 0 || Policy::kHeadDim == 128) dtypes.template operator()<128>();
+}
+
+}  // namespace dash::rt::sm90
