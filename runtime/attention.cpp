@@ -82,7 +82,10 @@ WorkspaceLayout layout_of(sim::Problem const& p) {
   Sizes const s = sizes_of(p);
   auto const d = static_cast<std::size_t>(p.head_dim);
   std::size_t const stats = align_up(static_cast<std::size_t>(s.rows_padded * p.q_heads) * sizeof(float));
-  std::size_t const dq = align_up(static_cast<std::size_t>(s.total_q * p.q_heads) * d * sizeof(float));
+  // Row-major (portable family) or tile-major (Hopper family, TileMajorDq): room for either.
+  std::size_t const dq = align_up(std::max(static_cast<std::size_t>(s.total_q * p.q_heads) * d,
+                                           static_cast<std::size_t>(s.dq_tiles * p.tile_m) * d) *
+                                  sizeof(float));
   std::size_t const dkv =
       p.is_gqa() ? align_up(static_cast<std::size_t>(s.total_k * p.kv_heads) * d * sizeof(float)) : 0;
   WorkspaceLayout w;
@@ -389,6 +392,8 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   // In rank order the first contribution to a dQ tile can store instead of add: no zeroing pass.
   bool const first_stores = deterministic && s.every_dq_tile_contributed;
   pre.zero_dq = first_stores ? 0 : 1;
+  bool const tile_major = family_traits(s.family).dq_tile_major;
+  if (tile_major) pre.dq_tile_floats = sz.dq_tiles * s.problem.tile_m * s.problem.head_dim;
   launch_preprocess(pre, s.dtype, stream);
   if (s.zero_row_count > 0) {
     launch_zero_rows(s.geometry, t.dk, t.dv, s.zero_rows.as<int>(), s.zero_row_count, s.dtype, stream);
@@ -420,6 +425,7 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   post.dk = t.dk;
   post.dv = t.dv;
   post.dq_accum = pre.dq_accum;
+  if (tile_major) post.dq_layout = TileMajorDq{s.problem.tile_m, s.tables.dq_tile_base};
   post.dk_accum = pre.dk_accum;
   post.dv_accum = pre.dv_accum;
   launch_postprocess(post, s.dtype, stream);

@@ -100,7 +100,29 @@ struct PreParams {
   int* tickets = nullptr;     ///< dQ tickets then dK/dV tickets
   int num_tickets = 0;
   int zero_dq = 1;            ///< 0: the main kernel's first contribution to each dQ tile stores
+  /// > 0: dq_accum is tile-major (TileMajorDq) and this many floats long; the zeroing covers it.
+  std::int64_t dq_tile_floats = 0;
 };
+
+/// The Hopper family's dQ accumulator layout: one contiguous chunk per dQ tile (TileIndex::dq_id
+/// order), tile_m rows of head_dim floats, the 16-byte chunk c of row r stored at chunk
+/// c ^ (r % 8), so that one TMA bulk reduce-add adds a whole step's partial and the MMA
+/// warpgroups stage it without shared-memory bank conflicts. tile_m == 0: row-major
+/// [total_q][q_heads][head_dim] (the portable family's).
+struct TileMajorDq {
+  int tile_m = 0;
+  int const* dq_tile_base = nullptr;  ///< per batch: the dQ tile id of (b, head 0, tile 0)
+};
+
+#if defined(__CUDACC__)
+#define DASH_HOST_DEVICE __host__ __device__
+#else
+#define DASH_HOST_DEVICE
+#endif
+/// Float offset of element (r, c) of one tile-major dQ tile (the swizzle above).
+DASH_HOST_DEVICE constexpr int tile_major_offset(int r, int c, int head_dim) {
+  return r * head_dim + ((((c / 4) ^ (r % 8))) * 4) + c % 4;
+}
 
 struct BwdParams {
   Geometry g;
@@ -123,6 +145,7 @@ struct PostParams {
   Geometry g;
   TensorRef dq, dk, dv;
   float const* dq_accum = nullptr;
+  TileMajorDq dq_layout;              ///< tile_m 0: row-major
   float const* dk_accum = nullptr;  ///< GQA only, else null
   float const* dv_accum = nullptr;
 };

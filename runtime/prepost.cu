@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p)
         T const* de = reinterpret_cast<T const*>(&dov);
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc += E::to_float(oe[e]) * E::to_float(de[e]);
-        if (p.zero_dq != 0) {
+        if (p.zero_dq != 0 && p.dq_tile_floats == 0) {
           float4* dq = reinterpret_cast<float4*>(p.dq_accum + (std::int64_t{row} * g.q_heads + h) * D + sub * 8);
           dq[0] = dq[1] = make_float4(0.f, 0.f, 0.f, 0.f);
         }
@@ -63,6 +63,11 @@ __global__ void __launch_bounds__(kThreads) preprocess_kernel(PreParams const p)
   std::int64_t const gtid = (std::int64_t{blockIdx.y} * gridDim.x + blockIdx.x) * kThreads + threadIdx.x;
   std::int64_t const stride = std::int64_t{gridDim.x} * gridDim.y * kThreads;
   for (std::int64_t x = gtid; x < p.num_tickets; x += stride) p.tickets[x] = 0;
+  if (p.zero_dq != 0 && p.dq_tile_floats > 0) {
+    for (std::int64_t x = gtid; x < p.dq_tile_floats / 4; x += stride) {
+      reinterpret_cast<float4*>(p.dq_accum)[x] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  }
   if (p.dk_accum != nullptr) {
     std::int64_t const n = std::int64_t{g.total_k} * g.kv_heads * D;
     for (std::int64_t x = gtid; x < n; x += stride) {
@@ -95,9 +100,50 @@ __device__ void convert_rows(Geometry const& g, float const* acc, TensorRef cons
   }
 }
 
+/// Converts a tile-major dQ accumulator (TileMajorDq, times the softmax scale) into the user's dQ,
+/// 8 elements per thread and step as convert_rows.
+template <int D, int DT>
+__device__ void convert_tile_major(Geometry const& g, float const* acc, TileMajorDq const& layout, TensorRef const& out) {
+  using E = warp::Elem<DT>;
+  using T = typename E::T;
+  std::int64_t const chunks = std::int64_t{g.total_q} * kChunkLanes<D>;
+  std::int64_t const stride = std::int64_t{gridDim.x} * blockDim.x;
+  int const tm = layout.tile_m;
+  for (int h = static_cast<int>(blockIdx.y); h < g.q_heads; h += static_cast<int>(gridDim.y)) {
+    for (std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; x < chunks; x += stride) {
+      int const row = static_cast<int>(x / kChunkLanes<D>);
+      int const c = static_cast<int>(x % kChunkLanes<D>) * 8;
+      int lo = 0;  // the row's batch: the last b with cu_q[b] <= row
+      int hi = g.batch - 1;
+      while (lo < hi) {
+        int const mid = (lo + hi + 1) / 2;
+        if (g.cu_q[mid] <= row) {
+          lo = mid;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      int const r = row - g.cu_q[lo];
+      int const len = g.cu_q[lo + 1] - g.cu_q[lo];
+      std::int64_t const tile = layout.dq_tile_base[lo] + std::int64_t{h} * ((len + tm - 1) / tm) + r / tm;
+      float const* t = acc + tile * tm * D;
+      float4 const a = *reinterpret_cast<float4 const*>(t + tile_major_offset(r % tm, c, D));
+      float4 const b = *reinterpret_cast<float4 const*>(t + tile_major_offset(r % tm, c + 4, D));
+      float const s = g.scale;
+      uint4 const v{E::pack(a.x * s, a.y * s), E::pack(a.z * s, a.w * s), E::pack(b.x * s, b.y * s),
+                    E::pack(b.z * s, b.w * s)};
+      *reinterpret_cast<uint4*>(static_cast<T*>(out.data) + row_offset(g, out, row, g.seqlen_q, h) + c) = v;
+    }
+  }
+}
+
 template <int D, int DT>
 __global__ void __launch_bounds__(kThreads) postprocess_kernel(PostParams const p) {
-  convert_rows<D, DT>(p.g, p.dq_accum, p.dq, p.g.total_q, p.g.q_heads, p.g.seqlen_q, p.g.scale);
+  if (p.dq_layout.tile_m > 0) {
+    convert_tile_major<D, DT>(p.g, p.dq_accum, p.dq_layout, p.dq);
+  } else {
+    convert_rows<D, DT>(p.g, p.dq_accum, p.dq, p.g.total_q, p.g.q_heads, p.g.seqlen_q, p.g.scale);
+  }
   if (p.dk_accum != nullptr) {  // dK was scaled in the main kernel
     convert_rows<D, DT>(p.g, p.dk_accum, p.dk, p.g.total_k, p.g.kv_heads, p.g.seqlen_k, 1.f);
     convert_rows<D, DT>(p.g, p.dv_accum, p.dv, p.g.total_k, p.g.kv_heads, p.g.seqlen_k, 1.f);

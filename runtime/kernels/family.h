@@ -24,6 +24,7 @@ struct FamilyTraits {
   int tile_m_d64 = 0;         ///< Q rows per step at head_dim 64
   int tile_m_d128 = 0;        ///< Q rows per step at head_dim 128
   int dq_buffers = 0;         ///< dQ partials in flight per CTA (the model's dQ buffer depth)
+  bool dq_tile_major = false;  ///< the fp32 dQ accumulator is tile-major (TileMajorDq)
 };
 
 constexpr FamilyTraits family_traits(KernelFamily f) {
@@ -32,12 +33,13 @@ constexpr FamilyTraits family_traits(KernelFamily f) {
       // 128-row Q tiles at head_dim 64 (as much MMA work per barrier as at 128); 64 at 128, where
       // 128-row steps' accumulators would not fit in registers. The dQ partial is added by the
       // warps that computed it: no buffer.
-      return {"sm80", 80, false, 128, 128, 64, 0};
+      return {"sm80", 80, false, 128, 128, 64, 0, false};
     case KernelFamily::kSm90:
       // The same tiles: two MMA warpgroups of 64 KV rows each; at head_dim 64 a 128-row Q tile
       // (S^T, dP^T 64 registers each), at 128 a 64-row one (dV, dK 64 registers each). A dQ-writer
-      // warp adds from two shared-memory buffers while the warpgroups compute the next steps.
-      return {"sm90", 90, true, 128, 128, 64, 2};
+      // warp adds from two shared-memory buffers while the warpgroups compute the next steps, a
+      // whole tile per bulk reduce-add into a tile-major accumulator.
+      return {"sm90", 90, true, 128, 128, 64, 2, true};
   }
   return {};
 }

@@ -9,7 +9,8 @@
 //     by TMA into a two-stage ring, and hands (item, Q tile, rank) to the other roles through
 //     shared memory next to the data, so no schedule state lives in the MMA warpgroups' registers.
 //   warpgroup 0, warp 1 (one lane): the dQ writer. Per step it takes a dQ partial from one of two
-//     shared-memory buffers and adds it to the fp32 accumulator, one bulk reduce-add per row;
+//     shared-memory buffers and adds it to the tile-major fp32 accumulator (TileMajorDq) with one
+//     32 KB bulk reduce-add;
 //     deterministic mode waits for the tile's ticket first (acquire), waits until the adds have
 //     completed in global memory, then releases rank + 1.
 //   warpgroups 1 and 2: the MMA warpgroups, 64 KV rows each. Per step (transposed, so that dK and
@@ -57,9 +58,8 @@ struct Tiles {
   /// columns. Either way a warpgroup's share is one 64 x kDqN wgmma tile.
   static constexpr bool kDqByRows = kTM == 128;
   static constexpr int kDqN = kDqByRows ? D : D / 2;
-  /// Floats per staged dQ row: 16 bytes of padding put the 8 rows of a warp's accumulator
-  /// fragment on distinct bank groups; rows stay contiguous for the per-row bulk adds.
-  static constexpr int kDqRowFloats = D + 4;
+  /// Floats of one dQ partial: staged and added as one tile-major chunk (TileMajorDq).
+  static constexpr int kDqFloats = kTM * D;
   /// LSE and dPsum arrive by TMA from [q_head][rows_padded]: a box must start on a 16-byte
   /// boundary, so it starts at the Q tile's first row rounded down to 4 and holds 4 rows more;
   /// the step's shift (0..3) says where the tile begins. Stage arrays keep 128-byte alignment.
@@ -82,11 +82,8 @@ struct StepInfo {
   int stat_shift;  ///< the Q tile's first row in sm.lse / sm.dpsum
 };
 struct DqInfo {
-  int tile;  ///< the dQ tile's ticket; < 0: the MMA warpgroups are done
+  int tile;  ///< the dQ tile (its ticket and its accumulator chunk); < 0: the MMA warpgroups are done
   int rank;
-  int row0;  ///< global row of the tile's first row (cumulative over the batch)
-  int rows;  ///< rows inside the sequence
-  int head;
 };
 
 /// Shared memory. Every operand tile is 128-byte swizzled in 64-column blocks, each block on a
@@ -99,7 +96,7 @@ struct SharedStorage {
   std::uint16_t q[C::kStages][C::kTM * D];  ///< [D / 64][kTM][64]
   std::uint16_t dout[C::kStages][C::kTM * D];
   std::uint16_t ds[C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
-  float dq[C::kDqBuffers][C::kTM * C::kDqRowFloats];
+  float dq[C::kDqBuffers][C::kDqFloats];  ///< tile-major (TileMajorDq)
   float lse[C::kStages][C::kStatStride];
   float dpsum[C::kStages][C::kStatStride];
   std::uint64_t kv_full, kv_empty;
@@ -188,7 +185,6 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
 template <int D>
 __device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
   using C = Tiles<D>;
-  std::int64_t const row_floats = std::int64_t{p.g.q_heads} * D;
   for (int n = 0;; ++n) {
     int const buf = n % C::kDqBuffers;
     mbar_wait(smem_u32(&sm.dq_full[buf]), (n / C::kDqBuffers) & 1);
@@ -197,18 +193,16 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
     bool const det = p.deterministic != 0;
     if (det) {
       ticket::spin_until(p.dq_ticket + info.tile, info.rank, info.tile);
-      fence_proxy_async_global();  // the adds below (async proxy) after the acquire
+      fence_proxy_async_global();  // the add below (async proxy) after the acquire
     }
-    // The first contribution in rank order stores (the preprocess did not zero dq_accum then).
-    bool const store = det && p.dq_first_stores != 0 && info.rank == 0;
-    float* dst = p.dq_accum + std::int64_t{info.row0} * row_floats + std::int64_t{info.head} * D;
-    std::uint32_t src = smem_u32(sm.dq[buf]);
-    for (int r = 0; r < info.rows; ++r, dst += row_floats, src += C::kDqRowFloats * 4) {
-      if (store) {
-        bulk_store(dst, src, D * 4);
-      } else {
-        bulk_reduce_add_f32(dst, src, D * 4);
-      }
+    // One bulk operation for the whole tile. The first contribution in rank order stores (the
+    // preprocess did not zero dq_accum then).
+    float* dst = p.dq_accum + std::int64_t{info.tile} * C::kDqFloats;
+    std::uint32_t const src = smem_u32(sm.dq[buf]);
+    if (det && p.dq_first_stores != 0 && info.rank == 0) {
+      bulk_store(dst, src, C::kDqFloats * 4);
+    } else {
+      bulk_reduce_add_f32(dst, src, C::kDqFloats * 4);
     }
     bulk_commit();
     if (det) {
@@ -425,12 +419,12 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
         for (int half = 0; half < 2; ++half) {
           int const row = q_off + 16 * wq + gq + 8 * half;
           int const col = d_off + 8 * j + 2 * t4;
-          *reinterpret_cast<float2*>(stage + row * C::kDqRowFloats + col) =
+          *reinterpret_cast<float2*>(stage + tile_major_offset(row, col, D)) =
               make_float2(dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
         }
       }
       if (mma_leader) {
-        sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank, q_row0 + m0, min(TM, len_q - m0), h};
+        sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank};
       }
       fence_proxy_async_shared();
       mbar_arrive(smem_u32(&sm.dq_full[buf]));
