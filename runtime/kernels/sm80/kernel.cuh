@@ -1,9 +1,9 @@
-// Backward main kernel, portable path (sm_80+: mma.sync m16n8k16, ldmatrix, cp.async).
-//
-// This file is the code generator's TEMPLATE (DESIGN.md §5, docs/schedule-protocol.md). As it is,
-// it compiles to the generic kernel that reads any validated schedule from device tables. Codegen
-// replaces the bodies of the `dash::hook` functions and the values of the `dash::constant`
-// variables; everything else stays. Keep heavy headers (cub, thrust) out: clang parses this file.
+#pragma once
+// Backward main kernel of the sm80 family (portable, sm_80+: mma.sync m16n8k16, ldmatrix,
+// cp.async), templated on its schedule policy (runtime/schedule/protocol.cuh): the generic
+// instantiation with the table-driven policy is runtime/kernels/sm80/generic.cu, and every
+// generated/*.cu includes this header once with its own specialized policy. Codegen never reads
+// this file, so editing the kernel leaves generated/ as it is.
 //
 // One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles the schedule gives
 // it (TM rows: 128 at head_dim 64, 64 at 128, kernel_tile_m). Per step, transposed so that dK/dV
@@ -30,60 +30,22 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 #include "runtime/registry.h"
+#include "runtime/schedule/protocol.cuh"
 #include "runtime/smem_opt_in.h"
 #include "runtime/tensor_offset.cuh"
 #include "runtime/warp_mma.cuh"
 
-namespace dash::rt {
-namespace {
-
-// ---- Problem constants (codegen substitutes the values) -------------------------------------
-[[clang::annotate("dash::constant")]] constexpr int kHeadDim = 0;    // 0: both 64 and 128
-[[clang::annotate("dash::constant")]] constexpr int kDType = -1;     // -1: bf16 and fp16
-[[clang::annotate("dash::constant")]] constexpr int kMaskKind = -1;  // -1: runtime flag
-[[clang::annotate("dash::constant")]] constexpr int kTileM = 0;     // 0: kernel_tile_m(head dim)
-[[clang::annotate("dash::constant")]] constexpr int kTileN = 128;
-[[clang::annotate("dash::constant")]] constexpr std::uint64_t kScheduleHash = 0;  // 0: tables
+namespace dash::rt::sm80 {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
+constexpr int kTileN = family_tile_n(KernelFamily::kSm80);
 static_assert(kTileN == 32 * 4 && kWarps == 8, "4 x 32 KV rows by 2 Q-row halves (the dV and dK roles)");
-/// Q rows of a step at head dim D.
-template <int D>
-constexpr int kTileMOf = kTileM > 0 ? kTileM : kernel_tile_m(D);
-
-// ---- Schedule hooks (codegen replaces the bodies) ---------------------------------------------
-[[clang::annotate("dash::hook")]] __device__ inline WorkItemRef
-next_work_item(ScheduleTables const& tables, int cta, int k) {
-  WorkItemRef item;
-  int const n = tables.cta_begin[cta] + k;
-  if (n >= tables.cta_begin[cta + 1]) return item;  // batch = -1: none
-  int const* rec = tables.items + 4 * n;
-  item.batch = rec[0];
-  item.head = rec[1];
-  item.kv_tile = rec[2];
-  item.step_base = rec[3];
-  item.num_steps = rec[7] - rec[3];  // the next record's step_base (a sentinel ends the table)
-  item.index = n;
-  return item;
-}
-
-[[clang::annotate("dash::hook")]] __device__ inline int
-q_tile_at(ScheduleTables const& tables, WorkItemRef const& item, int t) {
-  return tables.steps[2 * (item.step_base + t)];
-}
-
-[[clang::annotate("dash::hook")]] __device__ inline int
-dq_rank(ScheduleTables const& tables, WorkItemRef const& item, int t, int q_tile) {
-  (void)q_tile;
-  return tables.steps[2 * (item.step_base + t) + 1];
-}
-
-[[clang::annotate("dash::hook")]] __device__ inline int
-dkv_rank(ScheduleTables const& tables, WorkItemRef const& item) {
-  return tables.item_dkv_rank[item.index];
-}
+/// Q rows of a step at head dim D: the policy's, or the family's where the policy leaves it open.
+template <BwdSchedule P, int D>
+inline constexpr int kTileMOf = P::kTileM > 0 ? P::kTileM : family_tile_m(KernelFamily::kSm80, D);
 
 // ---- Tickets ----------------------------------------------------------------------------------
 __device__ __forceinline__ int ld_acquire(int const* p) {
@@ -171,10 +133,10 @@ __device__ __forceinline__ void red_add4(float* p, float4 v) {
 // ---- The kernel -------------------------------------------------------------------------------
 /// Shared memory. Q, dO, LSE and dPsum are double-buffered (stage t % 2): step t + 1's tiles load
 /// during the whole of step t. Every tile starts on a 128-byte boundary (swz_frag needs it).
-template <int D, int DT>
+template <int D, int DT, int kRowsM>
 struct SharedStorage {
   using T = typename warp::Elem<DT>::T;
-  static constexpr int TM = kTileMOf<D>;
+  static constexpr int TM = kRowsM;
   struct Stage {
     T q[TM * D];
     T dout[TM * D];
@@ -199,11 +161,12 @@ __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int ro
   return col >= diag - left && col <= diag + right;
 }
 
-template <int D, int DT>
+template <int D, int DT, BwdSchedule P>
 __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p) {
+  static_assert(P::kTileN == kTileN, "the policy's KV tile is the kernel's");
   using E = warp::Elem<DT>;
   using T = typename E::T;
-  using Smem = SharedStorage<D, DT>;
+  using Smem = SharedStorage<D, DT, kTileMOf<P, D>>;
   using Stage = typename Smem::Stage;
   constexpr int TM = Smem::TM;
   static_assert(TM == 64 || TM == 128, "Q tiles of 64 or 128 rows (two or four 16-row blocks per warp)");
@@ -216,7 +179,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
                 "tiles on 128-byte boundaries");
 
   Geometry const& g = p.g;
-  int const mask_kind = kMaskKind >= 0 ? kMaskKind : g.mask_kind;
+  int const mask_kind = P::kMaskKind >= 0 ? P::kMaskKind : g.mask_kind;
   int const tid = static_cast<int>(threadIdx.x);
   int const lane = tid & 31;
   int const wid = tid >> 5;
@@ -285,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     }
   };
   for (int k = 0;; ++k) {
-    WorkItemRef const item = next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
+    WorkItemRef const item = P::next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
     if (item.batch < 0) break;
     int const b = item.batch;
     int const h = item.head;
@@ -328,8 +291,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
     warp::cp_async_commit();
     // Q tiles run one step ahead of their use: step t prefetches tile i_next (known since step
     // t - 1) and asks for step t + 2's, so a table hook's load latency never holds up the prefetch.
-    int i_cur = item.num_steps > 0 ? q_tile_at(p.tables, item, 0) : 0;
-    int i_next = item.num_steps > 1 ? q_tile_at(p.tables, item, 1) : 0;
+    int i_cur = item.num_steps > 0 ? P::q_tile_at(p.tables, item, 0) : 0;
+    int i_next = item.num_steps > 1 ? P::q_tile_at(p.tables, item, 1) : 0;
     if (item.num_steps > 0) load_q_step(i_cur, sm.stage[0]);
 
     // dV (role 0) or dK (role 1) of this warp's 32 KV rows over the whole head dimension.
@@ -349,14 +312,14 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // Asked for at the top of the step, used only at its end: a rank read from a table (the
       // generic kernel's, or a generated kernel's compact one with a dependent second load) then
       // has the whole step to arrive instead of stalling right before the ticket wait.
-      int const rank = p.deterministic ? dq_rank(p.tables, item, t, i) : 0;
+      int const rank = p.deterministic ? P::dq_rank(p.tables, item, t, i) : 0;
       Stage const& st = sm.stage[t & 1];
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
       warp::cp_async_wait_all();
       __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds, sm.dq free)
       release_pending();
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
-      int const i_after = t + 2 < item.num_steps ? q_tile_at(p.tables, item, t + 2) : 0;
+      int const i_after = t + 2 < item.num_steps ? P::q_tile_at(p.tables, item, t + 2) : 0;
 
       // S^T and dP^T: this warp's 32 KV rows x kWarpQ Q rows, as 2 m16 x kQn8 n8 blocks.
       float s[2][kQn8][4];
@@ -608,7 +571,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // GQA: the q heads of a group add into one fp32 dK/dV tile, in the schedule's fixed order.
       int const kv_tiles_b = (len_k + kTileN - 1) / kTileN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + j;
-      int const rank = p.deterministic ? dkv_rank(p.tables, item) : 0;
+      int const rank = p.deterministic ? P::dkv_rank(p.tables, item) : 0;
       if (p.deterministic) wait_turn<false>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
       float* accum = role == 0 ? p.dv_accum : p.dk_accum;
 #pragma unroll
@@ -631,49 +594,52 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 }
 
 // ---- Host side: launch and registration --------------------------------------------------------
-template <int D, int DT>
+template <int D, int DT, BwdSchedule P>
 void launch(BwdParams const& params, int grid, cudaStream_t stream) {
-  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
-  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
-  bwd_main_kernel<D, DT><<<grid, kThreads, kSmem, stream>>>(params);
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT, kTileMOf<P, D>>));
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT, P>), kSmem);
+  bwd_main_kernel<D, DT, P><<<grid, kThreads, kSmem, stream>>>(params);
   DASH_CUDA_CHECK_LAUNCH();
 }
 
 /// Resident CTAs per SM; 0 where a CTA's shared memory exceeds the device's per-block limit.
-template <int D, int DT>
+template <int D, int DT, BwdSchedule P>
 int ctas_per_sm() {
-  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT>));
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<D, DT, kTileMOf<P, D>>));
   int device = 0;
   DASH_CUDA_CHECK(cudaGetDevice(&device));
   int limit = 0;
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (kSmem > limit) return 0;
-  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT>), kSmem);
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_main_kernel<D, DT, P>), kSmem);
   int blocks = 0;
-  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT>, kThreads, kSmem));
+  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_main_kernel<D, DT, P>,
+                                                                kThreads, kSmem));
   return blocks;
 }
 
-template <int D, int DT>
+template <BwdSchedule P, int D, int DT>
 void register_variant() {
-  KernelKey const key{D, kTileMOf<D>, kTileN, kMaskKind, static_cast<DType>(DT), kScheduleHash};
-  register_bwd_kernel(key, &launch<D, DT>, &ctas_per_sm<D, DT>,
-                      kScheduleHash == 0 ? "generic-mma-sync" : "generated-mma-sync");
+  KernelKey key{D, kTileMOf<P, D>, kTileN, P::kMaskKind, static_cast<DType>(DT), P::kScheduleHash};
+  key.family = KernelFamily::kSm80;
+  register_bwd_kernel(key, &launch<D, DT, P>, &ctas_per_sm<D, DT, P>,
+                      P::kScheduleHash == 0 ? "generic-mma-sync" : "generated-mma-sync");
 }
 
-template <int D>
+template <BwdSchedule P, int D>
 void register_dtypes() {
-  if constexpr (kDType <= 0) register_variant<D, 0>();
-  if constexpr (kDType != 0) register_variant<D, 1>();
+  if constexpr (P::kDType <= 0) register_variant<P, D, 0>();
+  if constexpr (P::kDType != 0) register_variant<P, D, 1>();
 }
 
+/// Registers the kernel with policy P under P's key for every head dim and dtype P leaves open:
+/// one static instance per policy (runtime/kernels/sm80/generic.cu, each generated/*.cu).
+template <BwdSchedule P>
 struct Registrar {
   Registrar() {
-    if constexpr (kHeadDim == 0 || kHeadDim == 64) register_dtypes<64>();
-    if constexpr (kHeadDim == 0 || kHeadDim == 128) register_dtypes<128>();
+    if constexpr (P::kHeadDim == 0 || P::kHeadDim == 64) register_dtypes<P, 64>();
+    if constexpr (P::kHeadDim == 0 || P::kHeadDim == 128) register_dtypes<P, 128>();
   }
 };
-Registrar const registrar;
 
-}  // namespace
-}  // namespace dash::rt
+}  // namespace dash::rt::sm80
