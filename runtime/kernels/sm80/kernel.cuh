@@ -6,7 +6,7 @@
 // this file, so editing the kernel leaves generated/ as it is.
 //
 // One CTA (8 warps) owns one KV tile of kTileN = 128 rows and walks the Q tiles the schedule gives
-// it (TM rows: 128 at head_dim 64, 64 at 128, kernel_tile_m). Per step, transposed so that dK/dV
+// it (TM rows: 128 at head_dim 64, 64 at 128, family_tile_m). Per step, transposed so that dK/dV
 // stay in registers for the whole walk:
 //   S^T = K Q^T, P^T = exp2(S^T * scale_log2 - lse_log2), dP^T = V dO^T,
 //   dS^T = P^T o (dP^T - dPsum), dV += P^T dO, dK += dS^T Q, dQ_i = dS K.
@@ -161,6 +161,8 @@ __device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int ro
   return col >= diag - left && col <= diag + right;
 }
 
+// The policy is the last template parameter, so that the mangled name still begins
+// bwd_main_kernelILi<D>ELi<DT>E, which scripts/ptxas_summary.py reads.
 template <int D, int DT, BwdSchedule P>
 __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p) {
   static_assert(P::kTileN == kTileN, "the policy's KV tile is the kernel's");
