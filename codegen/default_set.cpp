@@ -51,7 +51,7 @@ std::vector<DefaultShape> default_shapes() {
   return shapes;
 }
 
-std::string default_template_path() { return DASH_SOURCE_DIR "/runtime/bwd_main.cu"; }
+std::string default_template_path() { return DASH_SOURCE_DIR "/runtime/schedule/table_policy.cuh"; }
 
 std::string template_display_name(std::string const& path) {
   namespace fs = std::filesystem;

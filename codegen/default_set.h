@@ -26,7 +26,8 @@ struct DefaultShape {
 /// full and causal.
 std::vector<DefaultShape> default_shapes();
 
-/// Where the runtime's kernel template lives in this source tree.
+/// Where the code generator's template (the table-driven schedule policy) lives in this source
+/// tree.
 std::string default_template_path();
 /// The name a template is shown under in banners and manifests: its path relative to the source
 /// tree when inside it, else its file name (never an absolute path).

@@ -71,9 +71,10 @@ std::vector<GeneratedFile> generate_files(std::vector<KernelSpec> const& specs,
   std::sort(all.begin(), all.end());
   for (auto const& name : all) listed.push_back(name);
   nlohmann::json const manifest{{"generator", "dash generate"},
-                                {"format_version", 1},
+                                {"format_version", 2},
                                 {"template", source.name},
                                 {"template_hash", hex64(fnv1a64(source.text))},
+                                {"protocol_hash", protocol_hash()},
                                 {"kernels", kernels},
                                 {"files", listed}};
   files.push_back({kManifest, manifest.dump(2) + "\n"});

@@ -15,10 +15,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankForm, kind, mult, offset, modulus, div, u
                                    rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleForm, name, work, q_order, dq_rank, dkv_rank, q_lo, q_hi,
                                    kv_lo, kv_hi)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSpec, format_version, gpu, sms, batch, q_heads, kv_heads,
-                                   seqlen_q, seqlen_k, head_dim, tile_m, tile_n, q_tiles, kv_tiles,
-                                   mask, window_left, window_right, dtype, launch, grid, strategy,
-                                   form, schedule_hash)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSpec, format_version, family, gpu, sms, batch, q_heads,
+                                   kv_heads, seqlen_q, seqlen_k, head_dim, tile_m, tile_n, q_tiles,
+                                   kv_tiles, mask, window_left, window_right, dtype, launch, grid,
+                                   strategy, form, schedule_hash)
 
 std::uint64_t fnv1a64(std::string const& bytes) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;

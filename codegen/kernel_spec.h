@@ -66,7 +66,10 @@ struct ScheduleForm {
 };
 
 struct KernelSpec {
-  int format_version = 1;
+  /// 2: the kernel family; the generated file holds the specialized policy only.
+  int format_version = 2;
+  /// The kernel family (rt::parse_family's spelling) whose kernel header the policy plugs into.
+  std::string family = "sm80";
   std::string gpu;   ///< machine name ("h200", "sm100", ...)
   int sms = 0;
   int batch = 0, q_heads = 0, kv_heads = 0, seqlen_q = 0, seqlen_k = 0;

@@ -6,11 +6,11 @@
 #include <optional>
 #include <vector>
 
+#include "codegen/kernel_target.h"
 #include "codegen/specialize.h"
 #include "codegen/verify.h"
 #include "dagsim/error.h"
 #include "dagsim/validate.h"
-#include "runtime/kernel_params.h"
 
 namespace dash::codegen {
 
@@ -351,17 +351,20 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
   if (dtype != "bf16" && dtype != "fp16") {
     user_error("unknown dtype '{}': expected bf16 or fp16", dtype);
   }
-  // What the template (runtime/bwd_main.cu) instantiates and static_asserts: a spec outside it
-  // would compile to a kernel that registers nothing and is never dispatched.
-  if (!rt::kernel_has_head_dim(problem.head_dim)) {
+  // What the family's kernel instantiates and static_asserts: a spec outside it would compile to
+  // a kernel that registers nothing and is never dispatched.
+  rt::KernelFamily const family = options.family;
+  kernel_target(family);  // refuses a family without a kernel header to generate for
+  if (!rt::family_has_head_dim(family, problem.head_dim)) {
     user_error("generate: head-dim {} has no kernel: the template supports 64 and 128", problem.head_dim);
   }
-  if (!rt::kernel_has_tiles(problem.head_dim, problem.tile_m, problem.tile_n)) {
+  if (!rt::family_has_tiles(family, problem.head_dim, problem.tile_m, problem.tile_n)) {
     user_error("generate: tiles {}x{} have no kernel: the template's tiles at head-dim {} are {}x{}",
-               problem.tile_m, problem.tile_n, problem.head_dim, rt::kernel_tile_m(problem.head_dim),
-               rt::kKernelTileN);
+               problem.tile_m, problem.tile_n, problem.head_dim,
+               rt::family_tile_m(family, problem.head_dim), rt::family_tile_n(family));
   }
   KernelSpec spec = spec_header(problem, machine, schedule, dtype);
+  spec.family = std::string(rt::family_name(family));
   spec.form = lower_form(spec, problem, schedule, options);
   if (table_entries(spec.form) > kMaxTableEntries) {
     user_error("generate: the schedule needs {} table entries (limit {}); use the generic kernel",

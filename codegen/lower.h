@@ -9,6 +9,7 @@
 #include "dagsim/machine.h"
 #include "dagsim/problem.h"
 #include "dagsim/schedule.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::codegen {
 
@@ -24,6 +25,9 @@ struct LowerOptions {
   /// an H200 faster than the rank table (docs/results/2026-11-29-h200-tile128.md), so on by
   /// default.
   bool wave_ranks = true;
+  /// The kernel family the policy is generated for: its tiles are the only ones accepted, and
+  /// it must have a kernel header to plug into (codegen/kernel_target.h).
+  rt::KernelFamily family = rt::KernelFamily::kSm80;
 };
 
 /// Throws UserError on an invalid schedule, a varlen problem or an unknown dtype ("bf16", "fp16").

@@ -27,6 +27,9 @@ namespace {
 
 constexpr char const* kHookAnnotation = "dash::hook";
 constexpr char const* kConstantAnnotation = "dash::constant";
+constexpr char const* kPolicyAnnotation = "dash::policy";
+// Replacements need a path; the offsets are what count.
+constexpr char const* kFile = "template.cu";
 
 bool has_annotation(clang::Decl const& decl, llvm::StringRef annotation) {
   for (auto const* attr : decl.specific_attrs<clang::AnnotateAttr>()) {
@@ -104,6 +107,23 @@ class SiteCollector : public am::MatchFinder::MatchCallback {
       site.init_offset = range.getOffset();
       site.init_length = range.getLength();
       scan_.constants.push_back(std::move(site));
+    } else if (auto const* record = result.Nodes.getNodeAs<clang::CXXRecordDecl>("policy")) {
+      if (!has_annotation(*record, kPolicyAnnotation)) return;
+      if (!seen_.insert(record->getLocation().getRawEncoding()).second) return;
+      PolicySite site;
+      site.name = record->getNameAsString();
+      clang::tooling::Replacement const name(
+          sm, clang::CharSourceRange::getTokenRange(record->getLocation()), "", lang);
+      site.name_offset = name.getOffset();
+      site.name_length = name.getLength();
+      clang::tooling::Replacement const whole(
+          sm,
+          clang::CharSourceRange::getTokenRange(record->getBeginLoc(),
+                                                record->getBraceRange().getEnd()),
+          "", lang);
+      site.offset = whole.getOffset();
+      site.length = whole.getLength();
+      scan_.policies.push_back(std::move(site));
     }
   }
   [[nodiscard]] std::string const& error() const { return error_; }
@@ -139,7 +159,10 @@ std::vector<std::string> template_parse_args(std::string const& path) {
           "-resource-dir",
           DASH_CLANG_RESOURCE_DIR,
           "-I" + dir.string(),
-          "-I" + dir.parent_path().string()};
+          "-I" + dir.parent_path().string(),
+          // The policy template sits two levels down (runtime/schedule/) and includes the protocol
+          // by its path from the source tree's root.
+          "-I" DASH_SOURCE_DIR};
 }
 
 TemplateScan scan_template(std::string const& source, std::string const& path,
@@ -162,6 +185,10 @@ TemplateScan scan_template(std::string const& source, std::string const& path,
   finder.addMatcher(
       am::varDecl(am::isExpansionInMainFile(), am::hasAttr(clang::attr::Annotate)).bind("constant"),
       &collector);
+  finder.addMatcher(am::cxxRecordDecl(am::isExpansionInMainFile(), am::isDefinition(),
+                                      am::hasAttr(clang::attr::Annotate))
+                        .bind("policy"),
+                    &collector);
   int const status = tool.run(clang::tooling::newFrontendActionFactory(&finder).get());
   if (status != 0) {
     // Matching continues on a recovered AST after errors: never trust that scan.
@@ -181,8 +208,11 @@ RewriteRule set_constant(std::string const& constant, std::string init) {
                      std::move(init)};
 }
 
-std::string apply_rules(std::string const& source, TemplateScan const& scan,
-                        std::vector<RewriteRule> const& rules, std::string const& prelude) {
+namespace {
+
+/// Every rule as a replacement in `source`, checked against the scan (apply_rules' contract).
+clang::tooling::Replacements replacements_of(TemplateScan const& scan,
+                                             std::vector<RewriteRule> const& rules) {
   std::map<std::string, HookSite const*> hooks;
   for (auto const& hook : scan.hooks) {
     if (!hooks.emplace(hook.name, &hook).second) {
@@ -195,7 +225,6 @@ std::string apply_rules(std::string const& source, TemplateScan const& scan,
       user_error("template constant '{}' is declared twice", constant.name);
     }
   }
-  std::string const file = "template.cu";  // replacements need a path; offsets are what count
   clang::tooling::Replacements replacements;
   std::set<std::string> applied;
   std::set<std::string> rewritten_hooks;
@@ -219,7 +248,7 @@ std::string apply_rules(std::string const& source, TemplateScan const& scan,
       length = it->second->init_length;
       if (it->second->list_init) text = "{" + text + "}";
     }
-    if (auto error = replacements.add(clang::tooling::Replacement(file, offset, length, text))) {
+    if (auto error = replacements.add(clang::tooling::Replacement(kFile, offset, length, text))) {
       user_error("rule {} overlaps another edit: {}", rule.name, llvm::toString(std::move(error)));
     }
   }
@@ -228,9 +257,55 @@ std::string apply_rules(std::string const& source, TemplateScan const& scan,
       user_error("template hook '{}' has no specialization (it would keep its generic body)", name);
     }
   }
+  return replacements;
+}
+
+std::string applied(std::string const& source, clang::tooling::Replacements const& replacements) {
   auto rewritten = clang::tooling::applyAllReplacements(source, replacements);
   if (!rewritten) user_error("rewrite failed: {}", llvm::toString(rewritten.takeError()));
-  return prelude + *rewritten;
+  return *rewritten;
+}
+
+}  // namespace
+
+std::string apply_rules(std::string const& source, TemplateScan const& scan,
+                        std::vector<RewriteRule> const& rules, std::string const& prelude) {
+  return prelude + applied(source, replacements_of(scan, rules));
+}
+
+std::string rewrite_policy(std::string const& source, TemplateScan const& scan,
+                           std::vector<RewriteRule> const& rules, std::string const& name) {
+  if (scan.policies.empty()) {
+    user_error(
+        "the template has no policy (a struct marked [[clang::annotate(\"dash::policy\")]])");
+  }
+  if (scan.policies.size() > 1) {
+    user_error("the template has {} policies ('{}', '{}'); one is expected", scan.policies.size(),
+               scan.policies[0].name, scan.policies[1].name);
+  }
+  PolicySite const& policy = scan.policies.front();
+  auto inside = [&](unsigned offset) {
+    return offset >= policy.offset && offset < policy.offset + policy.length;
+  };
+  for (auto const& hook : scan.hooks) {
+    if (!inside(hook.body_offset)) {
+      user_error("template hook '{}' is not a member of the policy '{}'", hook.name, policy.name);
+    }
+  }
+  for (auto const& constant : scan.constants) {
+    if (!inside(constant.init_offset)) {
+      user_error("template constant '{}' is not a member of the policy '{}'", constant.name,
+                 policy.name);
+    }
+  }
+  clang::tooling::Replacements replacements = replacements_of(scan, rules);
+  if (auto error = replacements.add(
+          clang::tooling::Replacement(kFile, policy.name_offset, policy.name_length, name))) {
+    user_error("the policy's name overlaps another edit: {}", llvm::toString(std::move(error)));
+  }
+  unsigned const begin = replacements.getShiftedCodePosition(policy.offset);
+  unsigned const end = replacements.getShiftedCodePosition(policy.offset + policy.length);
+  return applied(source, replacements).substr(begin, end - begin);
 }
 
 }  // namespace dash::codegen

@@ -1,8 +1,9 @@
 #pragma once
 // The template rewriter on Clang libTooling. scan_template() parses a CUDA source (device side,
-// sm_90a) and finds the schedule hooks ([[clang::annotate("dash::hook")]] function definitions)
-// and problem constants ([[clang::annotate("dash::constant")]] constexpr variables). Each edit is
-// a named RewriteRule built by a pure function; apply_rules() applies them as clang::tooling
+// sm_90a) and finds the schedule policy ([[clang::annotate("dash::policy")]] struct definition),
+// its hooks ([[clang::annotate("dash::hook")]] function definitions) and problem constants
+// ([[clang::annotate("dash::constant")]] constexpr variables). Each edit is a named RewriteRule
+// built by a pure function; apply_rules() and rewrite_policy() apply them as clang::tooling
 // replacements, refusing a rule whose target is missing or duplicated and a hook left unrewritten.
 #include <string>
 #include <vector>
@@ -25,12 +26,23 @@ struct ConstantSite {
   unsigned init_length = 0;
 };
 
+/// A struct whose static members are the hooks and constants (runtime/schedule/protocol.cuh).
+struct PolicySite {
+  std::string name;
+  unsigned name_offset = 0;  ///< byte range of the name in `struct [[...]] Name {`
+  unsigned name_length = 0;
+  unsigned offset = 0;  ///< byte range from `struct` to the closing brace
+  unsigned length = 0;
+};
+
 struct TemplateScan {
   std::vector<HookSite> hooks;  ///< in source order; duplicates kept (apply_rules rejects them)
   std::vector<ConstantSite> constants;
+  std::vector<PolicySite> policies;  ///< rewrite_policy needs exactly one
 };
 
-/// Clang arguments for a device-side parse of `path` (include paths next to it).
+/// Clang arguments for a device-side parse of `path` (include paths: next to it, its parent and
+/// the source tree's root).
 std::vector<std::string> template_parse_args(std::string const& path);
 
 /// Parses `source` as if it were the file `path`. Throws UserError with the first diagnostic
@@ -56,5 +68,12 @@ RewriteRule set_constant(std::string const& constant, std::string init);
 /// the template has no rule (it would keep its generic body).
 std::string apply_rules(std::string const& source, TemplateScan const& scan,
                         std::vector<RewriteRule> const& rules, std::string const& prelude);
+
+/// The one policy struct of `source`, from `struct` to its closing brace, with every rule applied
+/// (as apply_rules checks them) and its name replaced by `name`: what a generated file embeds
+/// instead of the whole template. Throws UserError when the template has no policy or several,
+/// or when a hook or constant lies outside it (it would be lost, or keep its generic value).
+std::string rewrite_policy(std::string const& source, TemplateScan const& scan,
+                           std::vector<RewriteRule> const& rules, std::string const& name);
 
 }  // namespace dash::codegen

@@ -17,7 +17,7 @@ nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 
 echo "== registers (sm_90a, ptxas -v)"
 : > "$out/ptxas.txt"
-for f in runtime/bwd_main.cu generated/*.cu; do
+for f in runtime/kernels/sm80/generic.cu generated/*.cu; do
   if ! "$nvcc" -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -I. -c "$f" -o "$out/kernel.o" \
       -Xptxas -v >> "$out/ptxas.txt" 2>&1; then
     tail -20 "$out/ptxas.txt"; exit 1

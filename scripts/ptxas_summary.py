@@ -4,8 +4,10 @@ CMake build log with DASH_PTXAS_VERBOSE=ON): one line per kernel and architectur
 
     SOURCE d<head_dim> <bf16|fp16> <arch>: <N> registers, <S> B spill stores, <L> B spill loads
 
-SOURCE is the file the kernel was compiled from (bwd_main for the template, the spec name for a
-generated file), read from the kernel's mangled name. Lines repeated in the input (a kernel built
+SOURCE is what the kernel was compiled from, read from its mangled name: `generic` for a kernel
+instantiated with the table-driven policy (runtime/kernels/<family>/generic.cu), the spec name for
+a generated file (its policy's anonymous namespace names the file), `bwd_main` for kernels built
+from the earlier single-file kernel, before the kernel took a policy. Lines repeated in the input (a kernel built
 twice) are printed once, in order of first appearance.
 
 Usage: scripts/ptxas_summary.py [--arch sm_90a] [LOG ...]   (no LOG: standard input)
@@ -18,6 +20,8 @@ ENTRY = re.compile(r"Compiling entry function '(\S+)' for '(sm_\w+)'")
 KERNEL = re.compile(r"bwd_main_kernelILi(\d+)ELi(\d+)E")
 # The anonymous namespace of a .cu file: _GLOBAL__N__<hash>_<length>_<file name>_cu_<hash>_...
 SOURCE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_")
+# The table-driven policy (dash::rt::TablePolicy) as a template argument of the kernel.
+GENERIC_POLICY = "11TablePolicyE"
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 REGISTERS = re.compile(r"Used (\d+) registers")
 
@@ -40,7 +44,8 @@ def summarize(lines, arch):
             if kernel and (arch is None or entry_arch == arch):
                 source = SOURCE.search(name)
                 dtype = "bf16" if kernel.group(2) == "0" else "fp16"
-                current = f"{source.group(1) if source else '?'} d{kernel.group(1)} {dtype} {entry_arch}"
+                label = source.group(1) if source else ("generic" if GENERIC_POLICY in name else "?")
+                current = f"{label} d{kernel.group(1)} {dtype} {entry_arch}"
                 spills = ("0", "0")
             continue
         if current is None:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates generated/ (the H200 default set of specialized backward kernels) from the runtime's
-# template. Builds the `dash` CLI first, without the old generated/ kernels linked in (after a
-# template change they may not compile against the new runtime headers). Same inputs give
-# byte-identical files.
+# Regenerates generated/ (the H200 default set of specialized backward kernels) from the schedule
+# policy template (runtime/schedule/table_policy.cuh). Builds the `dash` CLI first, without the old
+# generated/ kernels linked in (after a policy or protocol change they may not compile against the
+# new headers). Same inputs give byte-identical files.
 # Usage: scripts/regenerate.sh [BUILD_DIR]   (default: build-regen)
 set -euo pipefail
 cd "$(dirname "$0")/.."

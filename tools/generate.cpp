@@ -1,5 +1,6 @@
-// dash generate: lower a validated schedule to a KernelSpec and specialize the runtime's kernel
-// template with Clang libTooling; one .cu per specialization plus a manifest in --out DIR.
+// dash generate: lower a validated schedule to a KernelSpec and specialize the schedule policy
+// template with Clang libTooling for a kernel family's kernel; one .cu per specialization plus a
+// manifest in --out DIR.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,7 @@
 #if DASH_HAVE_CODEGEN
 #include "codegen/default_set.h"
 #include "codegen/emit.h"
+#include "codegen/kernel_target.h"
 #include "codegen/lower.h"
 #include "codegen/specialize.h"
 #endif
@@ -42,9 +44,16 @@ codegen::TemplateSource read_template(std::string const& path) {
   return {codegen::template_display_name(path), path, text.str()};
 }
 
+/// --kernel: auto is sm80 here, the one family with a kernel header that takes a policy; dash
+/// bench's auto picks by the device instead.
+rt::KernelFamily generate_family(GenerateOptions const& o) {
+  return kernel_family(o.common).value_or(rt::KernelFamily::kSm80);
+}
+
 codegen::LowerOptions lower_options(GenerateOptions const& o) {
   codegen::LowerOptions options;
   options.wave_ranks = o.wave_ranks;
+  options.family = generate_family(o);
   return options;
 }
 
@@ -52,7 +61,7 @@ std::vector<codegen::KernelSpec> default_set_specs(GenerateOptions const& o) {
   // The set is fixed so that generated/ is reproducible: shape flags would silently change it.
   for (auto const& flag : o.common.given) {
     if (flag != "template" && flag != "out" && flag != "default-set" && flag != "dtype" &&
-        flag != "wave-ranks") {
+        flag != "wave-ranks" && flag != "kernel") {
       user_error("--default-set takes no --{} (the set is fixed: see docs/codegen.md)", flag);
     }
   }
@@ -81,6 +90,8 @@ std::vector<codegen::KernelSpec> one_spec(GenerateOptions const& o) {
 
 void run_generate(GenerateOptions const& o) {
   if (o.out.empty()) user_error("--out DIR is required");
+  // A family without a kernel header is refused before any schedule is built.
+  codegen::kernel_target(generate_family(o));
   codegen::TemplateSource const source = read_template(o.template_path);
   auto const specs = o.default_set ? default_set_specs(o) : one_spec(o);
   // Everything is generated in memory first: an error leaves --out untouched.
@@ -101,7 +112,8 @@ void setup_generate(CLI::App& app) {
   auto opts = std::make_shared<GenerateOptions>();
   auto* sub = app.add_subcommand(
       "generate", "emit CUDA kernels specialized for a schedule (Clang libTooling on the template)");
-  add_common_flags(*sub, opts->common, FlagSet{.strategy = true, .schedule = true, .timeline = false});
+  add_common_flags(*sub, opts->common,
+                   FlagSet{.strategy = true, .schedule = true, .timeline = false, .kernel = true});
   // --strategy also takes "auto": the named strategy with the smallest simulated makespan.
   if (auto* strategy = sub->get_option_no_throw("--strategy")) {
     strategy->description("named schedule or auto (smallest simulated makespan)");
@@ -110,7 +122,8 @@ void setup_generate(CLI::App& app) {
 #if DASH_HAVE_CODEGEN
   opts->template_path = codegen::default_template_path();
 #endif
-  sub->add_option("--template", opts->template_path, "kernel template")->capture_default_str();
+  sub->add_option("--template", opts->template_path, "schedule policy template")
+      ->capture_default_str();
   sub->add_option("--dtype", opts->dtype, "bf16 | fp16")->capture_default_str();
   sub->add_flag("--default-set", opts->default_set,
                 "the H200 set checked into generated/ (d64, d128 x full, causal)");

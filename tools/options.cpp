@@ -145,6 +145,10 @@ void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
     sub.add_option("--schedule-out", o.schedule_out, "write the schedule used to this file");
     sub.add_option("--launch", o.launch, "persistent | dynamic")->capture_default_str();
   }
+  if (flags.kernel) {
+    sub.add_option("--kernel", o.kernel, "kernel family: sm80 | sm90 | auto")
+        ->capture_default_str();
+  }
   sub.add_flag("--json", o.json, "print JSON instead of a table");
   if (flags.timeline) {
     sub.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the timeline");
@@ -160,6 +164,12 @@ void record_given(CLI::App const& sub, CommonOptions& o) {
     name.erase(0, name.find_first_not_of('-'));
     o.given.insert(name);
   }
+}
+
+std::optional<rt::KernelFamily> kernel_family(CommonOptions const& o) {
+  if (o.kernel == "auto") return std::nullopt;
+  if (auto const family = rt::parse_family(o.kernel)) return family;
+  user_error("unknown --kernel '{}': expected sm80, sm90 or auto", o.kernel);
 }
 
 std::vector<int> parse_int_list(std::string const& text, std::string const& flag) {

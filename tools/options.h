@@ -1,7 +1,8 @@
 #pragma once
 // The flags every schedule-facing subcommand shares (simulate, compare, bounds, validate, and
-// search / generate / bench): the problem, the machine, the cost model and where the schedule
-// comes from. setup adds them to a subcommand; resolve turns them into validated values.
+// search / generate / bench): the problem, the machine, the cost model, where the schedule
+// comes from and, for subcommands that build or run kernels, the kernel family. setup adds them
+// to a subcommand; resolve turns them into validated values.
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 #include "dagsim/schedule_io.h"
 #include "dagsim/simulate.h"
 #include "dagsim/units.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::cli {
 
@@ -41,6 +43,8 @@ struct CommonOptions {
   std::string schedule_file;
   std::string schedule_out;
   std::string launch = "persistent";
+  // Kernel family (runtime/kernels/family.h).
+  std::string kernel = "auto";
   // Cost model.
   std::string model = "default";
   sim::Cycles c = 0;
@@ -61,6 +65,7 @@ struct FlagSet {
   bool strategy = true;  ///< --strategy
   bool schedule = true;  ///< --schedule/--schedule-out/--launch
   bool timeline = true;  ///< --trace/--svg
+  bool kernel = false;   ///< --kernel sm80|sm90|auto (subcommands that build or run kernels)
 };
 
 void add_common_flags(CLI::App& sub, CommonOptions& opts, FlagSet flags = {});
@@ -87,6 +92,10 @@ sim::Schedule chosen_schedule(CommonOptions const& opts, Resolved const& resolve
 void write_outputs(CommonOptions const& opts, Resolved const& resolved,
                    sim::Schedule const& schedule, sim::SimResult const& result,
                    std::string const& title);
+
+/// --kernel: the family it names, or none for "auto" (each subcommand decides what auto picks).
+/// UserError for any other spelling.
+std::optional<rt::KernelFamily> kernel_family(CommonOptions const& opts);
 
 /// Comma-separated positive integers ("512,1024,4096"); UserError naming the flag otherwise.
 std::vector<int> parse_int_list(std::string const& text, std::string const& flag);

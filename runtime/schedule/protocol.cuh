@@ -36,9 +36,11 @@ concept BwdSchedule =
     std::same_as<decltype(&P::q_tile_at), QTileAtFn> &&
     std::same_as<decltype(&P::dq_rank), DqRankFn> &&
     std::same_as<decltype(&P::dkv_rank), DkvRankFn> &&
-    std::same_as<decltype(P::kHeadDim), int const> && std::same_as<decltype(P::kDType), int const> &&
+    std::same_as<decltype(P::kHeadDim), int const> &&
+    std::same_as<decltype(P::kDType), int const> &&
     std::same_as<decltype(P::kMaskKind), int const> &&
-    std::same_as<decltype(P::kTileM), int const> && std::same_as<decltype(P::kTileN), int const> &&
+    std::same_as<decltype(P::kTileM), int const> &&
+    std::same_as<decltype(P::kTileN), int const> &&
     std::same_as<decltype(P::kScheduleHash), std::uint64_t const> &&
     // Constant expressions (a kernel branches on them at compile time), within their domains.
     requires {

@@ -377,6 +377,45 @@ TEST_CASE("cli: --trace and --svg write the timeline of the chosen or best sched
   CHECK(svg.find(fmt::format("makespan {} cycles", best_makespan)) != std::string::npos);
 }
 
+#if DASH_HAVE_CODEGEN
+TEST_CASE("cli: generate --kernel picks the kernel family and refuses sm90 and unknown names",
+          "[cli]") {
+  Scratch const tmp;
+  for (std::string const kernel : {"sm80", "auto"}) {
+    INFO(kernel);
+    std::string const out = tmp / ("out-" + kernel);
+    Output const o = run_dash(
+        fmt::format("generate {} --strategy fa3 --kernel {} --out '{}'", kSmall, kernel, out));
+    INFO("stderr: " << o.err);
+    REQUIRE(o.rc == 0);
+    CHECK(o.err.empty());
+    json const manifest = json::parse(slurp(fs::path(out) / "manifest.json"));
+    REQUIRE(manifest["kernels"].size() == 1);
+    CHECK(manifest["kernels"][0]["family"] == "sm80");
+    std::string const cu = slurp(fs::path(out) / manifest["kernels"][0]["file"].get<std::string>());
+    CHECK(cu.find("#include \"runtime/kernels/sm80/kernel.cuh\"") != std::string::npos);
+  }
+  // Without --kernel: auto, the same bytes.
+  std::string const plain = tmp / "out-plain";
+  REQUIRE(run_dash(fmt::format("generate {} --strategy fa3 --out '{}'", kSmall, plain)).rc == 0);
+  CHECK(slurp(fs::path(plain) / "manifest.json") ==
+        slurp(fs::path(tmp / "out-auto") / "manifest.json"));
+  check_user_error(run_dash(fmt::format("generate {} --kernel sm90 --out '{}'", kSmall,
+                                        tmp / "out-sm90")),
+                   "the sm90 kernel header (runtime/kernels/sm90/kernel.cuh) does not exist");
+  check_user_error(run_dash(fmt::format("generate {} --kernel sm70 --out '{}'", kSmall,
+                                        tmp / "out-sm70")),
+                   "unknown --kernel 'sm70': expected sm80, sm90 or auto");
+  check_user_error(run_dash(fmt::format("generate --default-set --kernel sm90 --out '{}'",
+                                        tmp / "out-set")),
+                   "no sm90 kernel to generate for yet");
+  // Refused runs write nothing.
+  CHECK_FALSE(fs::exists(tmp / "out-sm90"));
+  CHECK_FALSE(fs::exists(tmp / "out-sm70"));
+  CHECK_FALSE(fs::exists(tmp / "out-set"));
+}
+#endif
+
 TEST_CASE("cli: help exits 0", "[cli]") {
   Output const o = run_dash("simulate --help");
   CHECK(o.rc == 0);

@@ -1,4 +1,5 @@
-// The template rewriter on tiny inline CUDA inputs, compared after clang-format, with negative cases.
+// The template rewriter on tiny inline CUDA inputs (plain and policy-struct templates), compared
+// after clang-format, with negative cases.
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -160,4 +161,80 @@ TEST_CASE("a constant must be constexpr", "[codegen][cpu]") {
 [[clang::annotate("dash::constant")]] const int kNotConstexpr = 1;
 )cu";
   CHECK_THROWS_WITH(scan(source), Catch::Contains("'kNotConstexpr' must be constexpr"));
+}
+
+namespace {
+
+std::string const kPolicyTemplate = R"cu(
+struct Item { int batch; int kv_tile; };
+struct [[clang::annotate("dash::policy")]] Policy {
+  [[clang::annotate("dash::constant")]] static constexpr int kTiles = 4;
+  [[clang::annotate("dash::hook")]] static __device__ int q_tile_at(int const* table, Item const& item, int t) {
+    return table[item.kv_tile * kTiles + t];
+  }
+};
+__global__ void kernel(int const* table, int* out) {
+  out[threadIdx.x] = Policy::q_tile_at(table, Item{0, static_cast<int>(threadIdx.x)}, Policy::kTiles);
+}
+)cu";
+
+}  // namespace
+
+TEST_CASE("rewrite_policy returns the policy struct alone, rewritten and renamed",
+          "[codegen][cpu]") {
+  auto const sites = scan(kPolicyTemplate);
+  REQUIRE(sites.policies.size() == 1);
+  CHECK(sites.policies[0].name == "Policy");
+  CHECK(kPolicyTemplate.substr(sites.policies[0].name_offset, sites.policies[0].name_length) ==
+        "Policy");
+  CHECK(kPolicyTemplate.substr(sites.policies[0].offset, 6) == "struct");
+  std::vector<cg::RewriteRule> const rules{
+      cg::replace_hook_body("q_tile_at", "{ (void)table; return item.kv_tile + t; }"),
+      cg::set_constant("kTiles", "7")};
+  std::string const out = cg::rewrite_policy(kPolicyTemplate, sites, rules, "Specialized");
+  std::string const expected = R"cu(struct [[clang::annotate("dash::policy")]] Specialized {
+  [[clang::annotate("dash::constant")]] static constexpr int kTiles = 7;
+  [[clang::annotate("dash::hook")]] static __device__ int q_tile_at(int const* table, Item const& item, int t) {
+    (void)table;
+    return item.kv_tile + t;
+  }
+})cu";
+  CHECK(formatted(out) == formatted(expected));
+  // The whole-file rewrite of the same rules keeps the kernel and the old name.
+  std::string const whole = cg::apply_rules(kPolicyTemplate, sites, rules, "");
+  CHECK(whole.find("struct [[clang::annotate(\"dash::policy\")]] Policy {") != std::string::npos);
+  CHECK(whole.find("__global__") != std::string::npos);
+}
+
+TEST_CASE("rewrite_policy needs one policy holding every hook and constant", "[codegen][cpu]") {
+  auto const none = scan(kTemplate);
+  CHECK(none.policies.empty());
+  auto const rules = std::vector<cg::RewriteRule>{
+      cg::replace_hook_body("q_tile_at", "{ return 0; }"), cg::set_constant("kHeadDim", "64"),
+      cg::set_constant("kTiles", "1")};
+  CHECK_THROWS_WITH(cg::rewrite_policy(kTemplate, none, rules, "P"),
+                    Catch::Contains("the template has no policy"));
+
+  std::string const two = kPolicyTemplate + R"cu(
+struct [[clang::annotate("dash::policy")]] Other {};
+)cu";
+  CHECK_THROWS_WITH(cg::rewrite_policy(two, scan(two), {rules[0], rules[2]}, "P"),
+                    Catch::Contains("2 policies ('Policy', 'Other')"));
+
+  // A hook or a constant outside the policy would be lost from the generated file.
+  std::string const stray = kPolicyTemplate + R"cu(
+[[clang::annotate("dash::hook")]] __device__ int dq_rank(int x) { return x; }
+)cu";
+  CHECK_THROWS_WITH(
+      cg::rewrite_policy(stray, scan(stray),
+                         {rules[0], rules[2], cg::replace_hook_body("dq_rank", "{ return 0; }")},
+                         "P"),
+      Catch::Contains("hook 'dq_rank' is not a member of the policy 'Policy'"));
+  std::string const loose = kPolicyTemplate + R"cu(
+[[clang::annotate("dash::constant")]] constexpr int kLoose = 1;
+)cu";
+  CHECK_THROWS_WITH(
+      cg::rewrite_policy(loose, scan(loose), {rules[0], rules[2], cg::set_constant("kLoose", "2")},
+                         "P"),
+      Catch::Contains("constant 'kLoose' is not a member of the policy 'Policy'"));
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/ptxas_summary.py on a ptxas -v log written here (generic and generated kernels, two
-architectures, a kernel built twice, a non-backward kernel) and on bad input."""
+architectures, a kernel built twice, a non-backward kernel, the kernel templated on its policy) and
+on bad input."""
 import os
 import subprocess
 import sys
@@ -69,6 +70,23 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run(args, stdin=stdin)
         check(r.returncode == 2 and r.stdout == "" and r.stderr.startswith("ptxas_summary.py: error: ")
               and r.stderr.count("\n") == 1, f"{what}: exit {r.returncode}, {r.stderr!r}")
+
+    # The kernel templated on its policy: the table-driven one (generic) and a generated one, whose
+    # anonymous namespace names its file.
+    policy_log = os.path.join(tmp, "policy.log")
+    with open(policy_log, "w") as f:
+        f.write("\n".join(
+            entry("_ZN4dash2rt4sm8015bwd_main_kernelILi64ELi0ENS0_11TablePolicyEEEvNS0_9BwdParamsE",
+                  "sm_90a", 240, (0, 0))
+            + entry("_ZN4dash2rt4sm8015bwd_main_kernelILi64ELi0ENS0_83_GLOBAL__N__88d6ec7b_44_"
+                    "d64_full_s8192x8192_h32_b1_shift_3bac6b48_cu_d6359a99_1162631SchedulePolicy_"
+                    "dc2a437f21a747f9EEEvNS0_9BwdParamsE", "sm_90a", 238)) + "\n")
+    r = run([policy_log])
+    check(r.returncode == 0 and r.stdout.splitlines() == [
+        "generic d64 bf16 sm_90a: 240 registers, 0 B spill stores, 0 B spill loads",
+        "d64_full_s8192x8192_h32_b1_shift_3bac6b48 d64 bf16 sm_90a: 238 registers, 0 B spill stores, "
+        "0 B spill loads",
+    ], f"policy-templated kernels: {r.stdout!r} {r.stderr!r}")
 
 if failures:
     print("\n".join(failures))

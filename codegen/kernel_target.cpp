@@ -1,0 +1,31 @@
+#include "codegen/kernel_target.h"
+
+#include <fmt/format.h>
+
+#include "dagsim/error.h"
+
+namespace dash::codegen {
+
+KernelTarget kernel_target(rt::KernelFamily family) {
+  switch (family) {
+    case rt::KernelFamily::kSm80:
+      return {family, "runtime/kernels/sm80/kernel.cuh", "dash::rt::sm80::Registrar"};
+    case rt::KernelFamily::kSm90:
+      break;
+  }
+  user_error(
+      "no {0} kernel to generate for yet: the {0} kernel header (runtime/kernels/{0}/kernel.cuh) "
+      "does not exist; use --kernel sm80",
+      rt::family_name(family));
+}
+
+rt::KernelFamily spec_family(std::string const& name) {
+  if (auto const family = rt::parse_family(name)) return *family;
+  user_error("unknown kernel family '{}': expected sm80 or sm90", name);
+}
+
+std::string registration_line(KernelTarget const& target, std::string const& policy) {
+  return fmt::format("static {}<dash::rt::{}> const dash_registrar;\n", target.registrar, policy);
+}
+
+}  // namespace dash::codegen
