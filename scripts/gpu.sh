@@ -5,15 +5,20 @@
 #                               header-only fmt, so the binaries run on the GPU machine as they are
 #                               (carry $BUILD there, or build there with the same command).
 # On the GPU machine, from the repo root:
-#   scripts/gpu.sh [all|tests|codegen|grid|bench]
-#     tests    every GPU test (numerics, every validated schedule, 100-run determinism per named
-#              strategy with concurrent kernels, specializations bit for bit equal to the generic)
+#   scripts/gpu.sh [all|tests|sanitize|codegen|grid|bench]
+#     tests    every GPU test, for each kernel family the GPU runs (numerics, every validated
+#              schedule, 100-run determinism per named strategy with concurrent kernels,
+#              specializations bit for bit equal to the generic)
+#     sanitize compute-sanitizer memcheck, racecheck and synccheck on the small-shape test
+#              ("[sanitize]"): no findings, or the stage fails
 #     codegen  rt_bench specialized: each kernel of generated/ vs the generic one, bitwise and
 #              timed in interleaved rounds (CODEGEN_ROUNDS, default 7)
 #     grid     determinism on the whole DASH grid (rt_bench grid 10)
-#     bench    scripts/bench.sh: dash bench on the DASH grid and PyTorch SDPA in the same run
-#     all      the four, in that order (default)
-# Each stage runs under its own timeout (TESTS_LIMIT_S, CODEGEN_LIMIT_S, GRID_LIMIT_S, and the
+#     bench    scripts/bench.sh: dash bench on the DASH grid (each family of BENCH_KERNELS, default
+#              sm80,sm90) and PyTorch's backends (SDPA, FlashAttention-4 where it imports) in the
+#              same run
+#     all      the five, in that order (default)
+# Each stage runs under its own timeout (TESTS_LIMIT_S, SANITIZE_LIMIT_S, CODEGEN_LIMIT_S, GRID_LIMIT_S, and the
 # DASH_TIMEOUT / TORCH_TIMEOUT of bench.sh); logs under $OUT (default out/gpu); a summary (exit
 # code and seconds per stage) and the benchmark's tables are printed last. COMMIT is recorded in
 # the benchmark's JSON (default: git's HEAD). Exit 0 when every stage passed, else 1; bad usage 2.
@@ -30,8 +35,8 @@ if [[ "$what" == build ]]; then
   exit 0
 fi
 case "$what" in
-  all|tests|codegen|grid|bench) ;;
-  *) echo "gpu.sh: error: unknown stage '$what' (build, all, tests, codegen, grid, bench)" >&2; exit 2 ;;
+  all|tests|sanitize|codegen|grid|bench) ;;
+  *) echo "gpu.sh: error: unknown stage '$what' (build, all, tests, sanitize, codegen, grid, bench)" >&2; exit 2 ;;
 esac
 bin="$build/tests/runtime"
 for f in "$bin/test_runtime" "$bin/rt_bench" "$build/tools/dash"; do
@@ -59,19 +64,29 @@ stage() {
 want() { [[ "$what" == all || "$what" == "$1" ]]; }
 
 want tests && stage "tests" "${TESTS_LIMIT_S:-180}" "$out/tests.log" "$bin/test_runtime" --durations yes
+if want sanitize; then
+  for tool in memcheck racecheck synccheck; do
+    stage "sanitize ($tool)" "${SANITIZE_LIMIT_S:-300}" "$out/sanitize-$tool.log" \
+      compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/test_runtime" "[sanitize]"
+  done
+fi
 want codegen && stage "codegen (specialized vs generic)" "${CODEGEN_LIMIT_S:-150}" "$out/specialized.txt" \
   "$bin/rt_bench" specialized generated/manifest.json "${CODEGEN_ROUNDS:-7}"
 want grid && stage "grid determinism" "${GRID_LIMIT_S:-240}" "$out/grid.txt" "$bin/rt_bench" grid 10
 if want bench; then
   s0=$SECONDS
-  DASH_BIN="$build/tools/dash" DASH_COMMIT="$commit" OUT="$out/bench" scripts/bench.sh > "$out/bench.txt" 2>&1
+  DASH_BIN="$build/tools/dash" DASH_COMMIT="$commit" OUT="$out/bench" \
+    scripts/bench.sh --kernels "${BENCH_KERNELS:-sm80,sm90}" > "$out/bench.txt" 2>&1
   rc=$?
   [[ $rc -ne 0 ]] && status=1
   echo "bench (dash + PyTorch SDPA): rc=$rc $((SECONDS - s0))s" | tee -a "$summary"
 fi
 
 echo "==== summary"
-[[ -f "$out/tests.log" ]] && grep -E "^determinism:|test cases|assertions" "$out/tests.log" | tail -14
+[[ -f "$out/tests.log" ]] && grep -E "^determinism:|test cases|assertions" "$out/tests.log" | tail -28
+for tool in memcheck racecheck synccheck; do
+  [[ -f "$out/sanitize-$tool.log" ]] && echo "sanitize $tool: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitize-$tool.log" | tail -1)"
+done
 [[ -f "$out/specialized.txt" ]] && grep -v "rounds (generic" "$out/specialized.txt"
 [[ -f "$out/grid.txt" ]] && tail -1 "$out/grid.txt"
 cat "$summary"

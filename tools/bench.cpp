@@ -49,7 +49,6 @@ struct BenchOptions {
   std::string commit;
   std::string json_file;
   bool dry_run = false;
-  std::string kernel = "auto";  ///< the kernel family: sm80, sm90 or auto
   /// Strategy "search": local-search evaluations per shape (a count, not a time: the schedule
   /// does not depend on the machine's speed).
   std::int64_t search_evals = 256;
@@ -206,11 +205,8 @@ void run_bench(BenchOptions const& o) {
   std::vector<sim::Problem> const shapes = planned_shapes(o);
   if (c.has("json")) check_output_path(o.json_file);
 
-  std::optional<rt::KernelFamily> family;
-  if (o.kernel != "auto") {
-    family = rt::parse_family(o.kernel);
-    if (!family) user_error("--kernel must be sm80, sm90 or auto, got '{}'", o.kernel);
-  }
+  // auto: the runtime's choice for the GPU (rt::auto_family).
+  std::optional<rt::KernelFamily> const family = kernel_family(o.common);
   std::optional<DeviceInfo> device;
   if (!o.dry_run) device = query_device();  // no GPU: one line, exit 2, before any work
   sim::Machine const machine = schedule_machine(c, device);
@@ -301,7 +297,7 @@ void setup_bench(CLI::App& app) {
       "bench",
       "time attention backward on the GPU per strategy, det and non-det, next to the simulator");
   add_common_flags(*sub, opts->common,
-                   FlagSet{.strategy = false, .schedule = false, .timeline = false});
+                   FlagSet{.strategy = false, .schedule = false, .timeline = false, .kernel = true});
   // The grid's --seqlens is a list of lengths to sweep (bench runs no varlen), and --json names a
   // file here: drop the shared meanings of both.
   for (char const* shared : {"--seqlens", "--seqlens-k", "--json"}) {
@@ -329,10 +325,6 @@ void setup_bench(CLI::App& app) {
   sub->add_option("--commit", opts->commit, "commit hash to record in the JSON");
   sub->add_option("--json", opts->json_file,
                   "also write one JSON record per (shape, strategy, mode) here");
-  sub->add_option("--kernel", opts->kernel,
-                  "kernel family: sm80 (portable mma.sync), sm90 (Hopper wgmma + TMA), auto (the "
-                  "fastest this GPU runs)")
-      ->capture_default_str();
   sub->add_flag("--dry-run", opts->dry_run,
                 "print the plan and the simulator's predictions; no GPU");
   sub->callback([sub, opts] {

@@ -111,6 +111,7 @@ TEST_CASE("bench: bad flags are one error line, exit 2, and no file", "[cli][ben
   check_refused(bench("--dry-run --strategies search --search-evals 0"), "--search-evals");
   check_refused(bench("--dry-run --modes det,sometimes"), "unknown mode");
   check_refused(bench("--dry-run --masks full,diagonal"), "unknown mask");
+  check_refused(bench("--dry-run --kernel sm70"), "unknown --kernel 'sm70'");
   check_refused(bench("--dry-run --seqlen 4096 --seqlens 4096"), "cannot be combined");
   check_refused(bench(fmt::format("--dry-run --json '{}'", t.path("no/such/dir/b.json"))),
                 "does not exist");

@@ -7,6 +7,9 @@
 
 #include <utility>
 
+#include <vector>
+
+#include "runtime/kernel_params.h"
 #include "runtime/warp_mma.cuh"
 
 namespace {
@@ -75,6 +78,32 @@ TEST_CASE("swz_frag catches a wrong lane pattern", "[layout]") {
     mismatches += w::swz_frag<128>(p1, 0, 0) != element_addr(0u, w::b_nmajor<128>(lane, 0, 0)) ? 1 : 0;
   }
   REQUIRE(mismatches > 0);
+}
+
+TEST_CASE("tile-major dQ: the swizzle is a permutation of each tile and keeps 16-byte chunks whole",
+          "[layout]") {
+  for (auto const [tm, d] : {std::pair{64, 128}, std::pair{128, 64}}) {
+    std::vector<int> seen(static_cast<std::size_t>(tm * d), 0);
+    for (int r = 0; r < tm; ++r) {
+      for (int c = 0; c < d; ++c) {
+        int const at = dash::rt::tile_major_offset(r, c, d);
+        REQUIRE(at >= r * d);  // a row stays within its own d floats
+        REQUIRE(at < (r + 1) * d);
+        REQUIRE(at % 4 == c % 4);  // four consecutive columns stay one 16-byte chunk
+        ++seen[static_cast<std::size_t>(at)];
+      }
+    }
+    for (int n : seen) REQUIRE(n == 1);
+  }
+  // The 8 rows of an accumulator fragment write column pair (2 t, 2 t + 1) of one 8-column block
+  // into 8 distinct 16-byte chunks modulo 8: distinct banks, no conflict.
+  for (int j = 0; j < 8; ++j) {
+    std::vector<int> chunk_mod8;
+    for (int r = 0; r < 8; ++r) chunk_mod8.push_back((dash::rt::tile_major_offset(r, 8 * j, 128) / 4) % 8);
+    for (int a = 0; a < 8; ++a) {
+      for (int b = a + 1; b < 8; ++b) REQUIRE(chunk_mod8[static_cast<std::size_t>(a)] != chunk_mod8[static_cast<std::size_t>(b)]);
+    }
+  }
 }
 
 }  // namespace

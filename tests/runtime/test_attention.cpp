@@ -121,6 +121,30 @@ TEST_CASE("forward and backward match the fp64 CPU reference", "[gpu]") {
   }
 }
 
+// Small enough for compute-sanitizer (scripts/gpu.sh sanitize runs memcheck, racecheck and
+// synccheck on this test alone): every family, both head dims, a mask, varlen, both reductions.
+TEST_CASE("sanitizer cases: small backward passes of every family", "[gpu][sanitize]") {
+  std::vector<Case> cases;
+  cases.push_back({"d128 bf16 causal 200x333", make_problem(1, 2, 2, 200, 333, 128, causal()), DType::kBf16});
+  cases.push_back({"d64 fp16 full 256 b2 GQA 2/1", make_problem(2, 2, 1, 256, 256, 64, full()), DType::kFp16});
+  sim::Problem varlen = make_problem(2, 2, 2, 0, 0, 128, window(50, 10));
+  varlen.seqlens_q = {130, 67};
+  varlen.seqlens_k = {90, 200};
+  cases.push_back({"d128 bf16 varlen window(50,10)", varlen, DType::kBf16});
+  std::uint64_t seed = 500;
+  for (auto const& c : cases) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
+    AttentionOutputs const exact = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    for (KernelFamily f : device_families()) {
+      for (Reduction r : {Reduction::kDeterministic, Reduction::kAtomic}) {
+        run_and_check(f, c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 2), r, in, exact, low,
+                      false);
+      }
+    }
+  }
+}
+
 TEST_CASE("large shapes match the fp32 GPU reference", "[gpu]") {
   std::vector<Case> cases;
   cases.push_back({"d128 bf16 full 2048 h2", make_problem(1, 2, 2, 2048, 2048, 128, full()), DType::kBf16});

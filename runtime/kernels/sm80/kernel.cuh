@@ -31,10 +31,12 @@
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
 #include "runtime/kernels/family.h"
+#include "runtime/mask.cuh"
 #include "runtime/registry.h"
 #include "runtime/schedule/protocol.cuh"
 #include "runtime/smem_opt_in.h"
 #include "runtime/tensor_offset.cuh"
+#include "runtime/ticket.cuh"
 #include "runtime/warp_mma.cuh"
 
 namespace dash::rt::sm80 {
@@ -47,16 +49,7 @@ static_assert(kTileN == 32 * 4 && kWarps == 8, "4 x 32 KV rows by 2 Q-row halves
 template <BwdSchedule P, int D>
 inline constexpr int kTileMOf = P::kTileM > 0 ? P::kTileM : family_tile_m(KernelFamily::kSm80, D);
 
-// ---- Tickets ----------------------------------------------------------------------------------
-__device__ __forceinline__ int ld_acquire(int const* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release(int* p, int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-
+// ---- Tickets (runtime/ticket.cuh) -----------------------------------------------------------
 /// Spins until the tile's ticket equals `rank`. CTA-wide (kWarpWide false): thread 0 spins and the
 /// barrier publishes its acquire to the whole CTA. Warp-wide: lane 0 of each warp spins and
 /// __syncwarp (which orders memory among the warp's threads) publishes it to its warp, so each warp
@@ -66,23 +59,7 @@ __device__ __forceinline__ void st_release(int* p, int v) {
 /// spin, and the acquire still holds, since an acquire orders every later access of its thread.
 template <bool kWarpWide>
 __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile, int seen = -1) {
-  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0 && seen != rank) {
-#if defined(DASH_WATCHDOG)
-    long long const start = clock64();
-#endif
-    while (ld_acquire(ticket) != rank) {
-#if defined(DASH_WATCHDOG)
-      // ~10 s at 2 GHz: far past any legitimate wait, so this is a deadlocking schedule or a bug.
-      if (clock64() - start > 20000000000LL) {
-        printf("dash watchdog: CTA %d stuck on tile %d waiting for rank %d (ticket %d)\n",
-               static_cast<int>(blockIdx.x), tile, rank, ld_acquire(ticket));
-        __trap();
-      }
-#else
-      (void)tile;
-#endif
-    }
-  }
+  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0 && seen != rank) ticket::spin_until(ticket, rank, tile);
   if constexpr (kWarpWide) {
     __syncwarp();
   } else {
@@ -100,7 +77,7 @@ __device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile,
 /// already passed a barrier after their adds call release_after_barrier directly. `next_rank`:
 /// the ticket value that lets the next contribution in.
 __device__ __forceinline__ void release_after_barrier(int* ticket, int next_rank) {
-  if (threadIdx.x == 0) st_release(ticket, next_rank);
+  if (threadIdx.x == 0) ticket::st_release(ticket, next_rank);
 }
 __device__ __forceinline__ void release_turn(int* ticket, int next_rank) {
   __syncthreads();
@@ -151,15 +128,6 @@ struct SharedStorage {
   float dq[TM * D];   // each warp's dQ partial on its way to the reductions, a slice per warp
 };
 
-__device__ __forceinline__ bool visible(Geometry const& g, int mask_kind, int row, int col,
-                                        int len_q, int len_k) {
-  if (row >= len_q || col >= len_k) return false;
-  if (mask_kind == kMaskFull) return true;
-  int const diag = row + (len_k - len_q);
-  int const left = mask_kind == kMaskCausal ? kUnboundedSide : g.mask_left;
-  int const right = mask_kind == kMaskCausal ? 0 : g.mask_right;
-  return col >= diag - left && col <= diag + right;
-}
 
 // The policy is the last template parameter, so that the mangled name still begins
 // bwd_main_kernelILi<D>ELi<DT>E, which scripts/ptxas_summary.py reads.
@@ -453,7 +421,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       // dims, docs/results/2026-11-29-h200-runtime-layout.md, whether or not the acquire stalls
       // the warp until it returns).
       int const dq_tile = dq_tile0 + i;
-      int const seen = p.deterministic && lane == 0 ? ld_acquire(p.dq_ticket + dq_tile) : -1;
+      int const seen = p.deterministic && lane == 0 ? ticket::ld_acquire(p.dq_ticket + dq_tile) : -1;
       // dQ_i partial = dS K over this warp's kDqRows Q rows and kDqCols columns.
       float dq[kDqRows / 16][kDqCols / 8][4];
 #pragma unroll

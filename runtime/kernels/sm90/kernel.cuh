@@ -388,13 +388,9 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       fence_proxy_async_shared();
       named_barrier(kBarDsFull, kMmaThreads);
 
-      // dK += dS^T Q: M = 64 (KV), N = D, K = TM (Q); Q is [Q][D], N-major.
-#pragma unroll
-      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], mn_major(q_s + c * 2048, kQBlock));
-      commit();
-
       // dQ_i = dS K over this warpgroup's share: M = 64 (Q rows q_off..), N = 64 (columns d_off..),
-      // K = TN (KV). A = dS^T, M-major; B = K [KV][D], N-major.
+      // K = TN (KV). A = dS^T, M-major; B = K [KV][D], N-major. Issued before dK, so that the
+      // partial goes to shared memory while the dK GEMM runs.
       float dq[32];
 #pragma unroll
       for (int kk = 0; kk < TN / 16; ++kk) {
@@ -403,13 +399,15 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
         mma_ss_n64<DT, 1, 1>(dq, a, bk, kk > 0);
       }
       commit();
-      wait<0>();
-      fence_operand(dv);
-      fence_operand(dk);
-      fence_operand(dq);
-      mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
 
-      // The partial to the writer through buffer step % kDqBuffers.
+      // dK += dS^T Q: M = 64 (KV), N = D, K = TM (Q); Q is [Q][D], N-major.
+#pragma unroll
+      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], mn_major(q_s + c * 2048, kQBlock));
+      commit();
+
+      // The partial to the writer through buffer step % kDqBuffers (dV and dQ done, dK running).
+      wait<1>();
+      fence_operand(dq);
       int const buf = step % C::kDqBuffers;
       mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
       float* stage = sm.dq[buf];
@@ -428,6 +426,10 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       }
       fence_proxy_async_shared();
       mbar_arrive(smem_u32(&sm.dq_full[buf]));
+      wait<0>();
+      fence_operand(dv);
+      fence_operand(dk);
+      mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
     }
     mbar_arrive(smem_u32(&sm.kv_empty));  // K, V and sm.item may be refilled
 
