@@ -326,9 +326,7 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       commit();
 
       // P^T = exp2(S^T scale_log2 - LSE) in place; element (j, e): KV row 16 wq + gq + 8 (e / 2)
-      // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2. In two halves of the Q columns, each
-      // issuing its half of dV += P^T dO (M = 64 KV, N = D, K = Q; dO [Q][D] is N-major) as soon
-      // as it is packed: the second half's exponentials overlap the first half's GEMM and dP^T.
+      // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2.
       wait<1>();
       fence_operand(st);
       bool const whole = mask_kind == kMaskFull
@@ -336,34 +334,23 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
                              : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
                                 visible(g, mask_kind, m0, n0 + TN - 1, len_q, len_k));
       int const kv_base = n0 + 64 * wg + 16 * wq + gq;
-      std::uint32_t pa[TM / 16][4];  // bf16/fp16 A fragments, k-block c = Q columns 16 c..
 #pragma unroll
-      for (int part = 0; part < 2; ++part) {
+      for (int j = 0; j < TM / 8; ++j) {
+        int const col = 8 * j + 2 * t4;
+        float2 const lse = make_float2(lse_s[col], lse_s[col + 1]);
 #pragma unroll
-        for (int j = part * (TM / 16); j < (part + 1) * (TM / 16); ++j) {
-          int const col = 8 * j + 2 * t4;
-          float2 const lse = make_float2(lse_s[col], lse_s[col + 1]);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            float x = st[4 * j + e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
-            if (!whole && !visible(g, mask_kind, m0 + col + (e & 1), kv_base + 8 * (e >> 1), len_q, len_k)) {
-              x = -INFINITY;
-            }
-            st[4 * j + e] = warp::ex2(x);
+        for (int e = 0; e < 4; ++e) {
+          float x = st[4 * j + e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
+          if (!whole && !visible(g, mask_kind, m0 + col + (e & 1), kv_base + 8 * (e >> 1), len_q, len_k)) {
+            x = -INFINITY;
           }
-          pa[j / 2][2 * (j & 1)] = E::pack(st[4 * j], st[4 * j + 1]);
-          pa[j / 2][2 * (j & 1) + 1] = E::pack(st[4 * j + 2], st[4 * j + 3]);
+          st[4 * j + e] = warp::ex2(x);
         }
-        fence();
-#pragma unroll
-        for (int c = part * (TM / 32); c < (part + 1) * (TM / 32); ++c) {
-          mma_rs_t<DT, D>(dv, pa[c], mn_major(do_s + c * 2048, kQBlock));
-        }
-        commit();
       }
-      wait<2>();  // S^T, dP^T done; the dV halves may run on
+      wait<0>();
       fence_operand(dpt);
-      // dS^T = P^T o (dP^T - dPsum), as A fragments too.
+      // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
+      std::uint32_t pa[TM / 16][4];
       std::uint32_t dsa[TM / 16][4];
 #pragma unroll
       for (int j = 0; j < TM / 8; ++j) {
@@ -372,9 +359,17 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
         float dsv[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) dsv[e] = st[4 * j + e] * (dpt[4 * j + e] - ((e & 1) ? dps.y : dps.x));
+        pa[j / 2][2 * (j & 1)] = E::pack(st[4 * j], st[4 * j + 1]);
+        pa[j / 2][2 * (j & 1) + 1] = E::pack(st[4 * j + 2], st[4 * j + 3]);
         dsa[j / 2][2 * (j & 1)] = E::pack(dsv[0], dsv[1]);
         dsa[j / 2][2 * (j & 1) + 1] = E::pack(dsv[2], dsv[3]);
       }
+
+      // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major.
+      fence();
+#pragma unroll
+      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], mn_major(do_s + c * 2048, kQBlock));
+      commit();
 
       // dS^T into shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle).
       named_barrier(kBarDsFree, kMmaThreads);
