@@ -7,7 +7,7 @@
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
-#include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::codegen {
 
@@ -42,8 +42,8 @@ std::vector<DefaultShape> default_shapes() {
       problem.head_dim = head_dim;
       problem.q_heads = problem.kv_heads = 2048 / head_dim;
       problem.seqlen_q = problem.seqlen_k = 8192;
-      problem.tile_m = rt::kernel_tile_m(head_dim);
-      problem.tile_n = rt::kKernelTileN;
+      problem.tile_m = rt::family_tile_m(rt::KernelFamily::kSm80, head_dim);  // the default set's family
+      problem.tile_n = rt::family_tile_n(rt::KernelFamily::kSm80);
       problem.mask.kind = kind;
       shapes.push_back({problem, sim::machine_preset("h200")});
     }

@@ -21,7 +21,7 @@ struct DefaultShape {
   sim::Machine machine;
 };
 
-/// H200, batch 1, seqlen 8192, the kernel's tiles (rt::kernel_tile_m: 64x128 at head_dim 128,
+/// H200, batch 1, seqlen 8192, the kernel's tiles (rt::family_tile_m: 64x128 at head_dim 128,
 /// 128x128 at 64): head_dim 128 with 16 heads and head_dim 64 with 32 heads (hidden 2048), each
 /// full and causal.
 std::vector<DefaultShape> default_shapes();

@@ -15,20 +15,6 @@ inline constexpr int kMaskWindow = 2;
 /// Stands for "no limit" on a side of the band; far beyond any length, no int overflow with it.
 inline constexpr int kUnboundedSide = 1 << 28;
 
-/// The backward main kernel's tiles (runtime/bwd_main.cu); a problem run on the GPU must use
-/// them. Each CTA owns kKernelTileN = 128 KV rows and walks Q tiles of kernel_tile_m(head_dim)
-/// rows: 128 at head_dim 64, so that a step has as much MMA work per barrier, softmax and dQ
-/// hand-off as at head_dim 128; 64 at head_dim 128, where the S^T, dP^T, dK and dV accumulators
-/// of 128-row steps would not fit in registers.
-inline constexpr int kKernelTileN = 128;
-constexpr int kernel_tile_m(int head_dim) { return head_dim == 64 ? 128 : 64; }
-/// The head dims the backward kernel is instantiated for.
-constexpr bool kernel_has_head_dim(int head_dim) { return head_dim == 64 || head_dim == 128; }
-/// Whether a problem's tiles are the kernel's for its head dim.
-constexpr bool kernel_has_tiles(int head_dim, int tile_m, int tile_n) {
-  return tile_m == kernel_tile_m(head_dim) && tile_n == kKernelTileN;
-}
-
 /// A (batch, seqlen, heads, head_dim) tensor as FlashAttention lays it out, strides in elements,
 /// head_dim contiguous. Varlen tensors are (total_tokens, heads, head_dim): batch_stride unused.
 struct TensorRef {

@@ -8,7 +8,7 @@
 #include "dagsim/error.h"
 #include "dagsim/grid.h"
 #include "dagsim/strategies.h"
-#include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::cli {
 namespace {
@@ -91,7 +91,7 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
         if (s <= 0 || grid.total_tokens % s != 0) {
           user_error("--seqlens: {} does not divide the total tokens {}", s, grid.total_tokens);
         }
-        shapes.push_back(sim::grid_problem(s, d, mask, grid.tile_m.value_or(rt::kernel_tile_m(d)),
+        shapes.push_back(sim::grid_problem(s, d, mask, grid.tile_m.value_or(rt::family_tile_m(rt::kDefaultFamily, d)),
                                            grid.tile_n, grid.total_tokens, grid.hidden));
       }
     }

@@ -35,7 +35,7 @@ struct BenchGrid {
   std::vector<int> head_dims{64, 128};
   std::vector<int> seqlens{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<sim::Mask> masks{sim::Mask{sim::MaskKind::kFull}, sim::Mask{sim::MaskKind::kCausal}};
-  std::optional<int> tile_m;  ///< none: the CUDA kernel's for each head dim (rt::kernel_tile_m)
+  std::optional<int> tile_m;  ///< none: the CUDA kernel's for each head dim (rt::family_tile_m of the default family)
   int tile_n = 128;
 };
 

@@ -20,7 +20,7 @@
 #include "dagsim/schedule_io.h"
 #include "dagsim/simulate.h"
 #include "dagsim/validate.h"
-#include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 
@@ -150,8 +150,8 @@ struct ReportCase {
 
 /// The CUDA kernel's tiles, as `dash bench`'s grid.
 sim::Problem grid_problem(int seqlen, int head_dim, char const* mask) {
-  return sim::grid_problem(seqlen, head_dim, sim::parse_mask(mask), rt::kernel_tile_m(head_dim),
-                           rt::kKernelTileN);
+  return sim::grid_problem(seqlen, head_dim, sim::parse_mask(mask),
+                           rt::family_tile_m(rt::kDefaultFamily, head_dim), rt::family_tile_n(rt::kDefaultFamily));
 }
 
 std::vector<ReportCase> report_cases() {

@@ -22,7 +22,7 @@
 #include "dagsim/search.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
-#include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 
 namespace {
 
@@ -83,7 +83,7 @@ dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind ma
   p.q_heads = p.kv_heads = 2048 / head_dim;
   p.seqlen_q = p.seqlen_k = seqlen;
   p.head_dim = head_dim;
-  p.tile_m = dash::rt::kernel_tile_m(head_dim);  // the grid's default: the CUDA kernel's tiles
+  p.tile_m = dash::rt::family_tile_m(dash::rt::kDefaultFamily, head_dim);  // the grid's default: the CUDA kernel's tiles
   p.mask = dash::sim::Mask{mask, 0, 0};
   return p;
 }

@@ -11,7 +11,7 @@
 #include "codegen/verify.h"
 #include "dagsim/error.h"
 #include "dagsim/strategies.h"
-#include "runtime/kernel_params.h"
+#include "runtime/kernels/family.h"
 
 namespace cg = dash::codegen;
 namespace sim = dash::sim;
@@ -185,7 +185,7 @@ TEST_CASE("every named strategy lowers to a form that follows it exactly", "[cod
                               Shape{2, 2, 1000, 1000, 5, sim::MaskKind::kCausal, 64});
   sim::Problem problem;
   problem.head_dim = shape.head_dim;
-  problem.tile_m = dash::rt::kernel_tile_m(shape.head_dim);
+  problem.tile_m = dash::rt::family_tile_m(dash::rt::KernelFamily::kSm80, shape.head_dim);
   problem.q_heads = shape.heads;
   problem.kv_heads = shape.kv_heads;
   problem.seqlen_q = shape.seqlen_q;
@@ -246,7 +246,7 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
   for (int const head_dim : {64, 128}) {
     sim::Problem problem;
     problem.head_dim = head_dim;
-    problem.tile_m = dash::rt::kernel_tile_m(head_dim);
+    problem.tile_m = dash::rt::family_tile_m(dash::rt::KernelFamily::kSm80, head_dim);
     problem.q_heads = problem.kv_heads = head_dim == 64 ? 32 : 16;
     problem.seqlen_q = problem.seqlen_k = 8192;
     problem.mask.kind = sim::MaskKind::kFull;
@@ -335,7 +335,7 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
       for (int const seqlen : {512, 1024, 2048, 4096, 8192, 16384}) {
         sim::Problem problem;
         problem.head_dim = head_dim;
-        problem.tile_m = dash::rt::kernel_tile_m(head_dim);
+        problem.tile_m = dash::rt::family_tile_m(dash::rt::KernelFamily::kSm80, head_dim);
         problem.q_heads = problem.kv_heads = 2048 / head_dim;
         problem.batch = 16384 / seqlen;
         problem.seqlen_q = problem.seqlen_k = seqlen;

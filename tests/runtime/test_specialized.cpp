@@ -27,8 +27,8 @@ std::vector<sim::Problem> default_set_shapes() {
       p.head_dim = d;
       p.q_heads = p.kv_heads = 2048 / d;
       p.seqlen_q = p.seqlen_k = 8192;
-      p.tile_m = kernel_tile_m(d);
-      p.tile_n = kKernelTileN;
+      p.tile_m = family_tile_m(KernelFamily::kSm80, d);
+      p.tile_n = family_tile_n(KernelFamily::kSm80);
       p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
       shapes.push_back(p);
     }
@@ -69,13 +69,18 @@ TEST_CASE("generated specializations equal the generic kernel bit for bit", "[gp
       dev.upload(test::random_inputs(p, DType::kBf16, 77));
       attn.forward(dev.tensors(), nullptr);
 
-      attn.set_schedule(schedule, KernelChoice::kGeneric);
+      // The specialization's family: its generic kernel is the baseline it must equal.
+      KernelFamily family = KernelFamily::kSm80;
+      for (auto const& k : registered_bwd_kernels()) {
+        if (k.key.schedule_hash == hash) family = k.key.family;
+      }
+      attn.set_schedule(schedule, KernelChoice::kGeneric, family);
       std::string const generic_name = attn.kernel_name();
       dev.poison_backward(nullptr);
       attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
       std::vector<std::uint16_t> const generic = dev.grad_bits();
 
-      attn.set_schedule(schedule);  // kAuto: the specialization of this hash
+      attn.set_schedule(schedule, KernelChoice::kAuto, family);  // the specialization of this hash
       CHECK(attn.kernel_name() != generic_name);
       dev.poison_backward(nullptr);
       attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);

@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   std::uint32_t const q_p1 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p1_row(lane), warp::p1_chunk(lane));
   std::uint32_t const q_p2 = warp::swz_lane<D>(warp::smem_addr(sm.stage[0].q), warp::p2_row(lane), warp::p2_chunk(lane));
   // dQ = dS K: warp w takes kDqRows Q rows from mq0 and kDqCols d columns from d0 (32 x 32 for
-  // both tile shapes of kernel_tile_m: the fewest shared-memory bytes per warp for dS and K).
+  // both tile shapes of family_tile_m: the fewest shared-memory bytes per warp for dS and K).
   constexpr int kDqRows = 32;
   constexpr int kDqRowGroups = TM / kDqRows;
   constexpr int kDqCols = D / (kWarps / kDqRowGroups);

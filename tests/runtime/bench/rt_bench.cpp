@@ -40,7 +40,7 @@ namespace {
 
 sim::Problem grid_problem(int d, int s, bool causal) {
   return sim::grid_problem(s, d, causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{},
-                           kernel_tile_m(d), kKernelTileN);
+                           family_tile_m(KernelFamily::kSm80, d), family_tile_n(KernelFamily::kSm80));
 }
 
 using InputSets = std::vector<std::unique_ptr<test::DeviceTensors>>;
@@ -186,13 +186,18 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(p.head_dim)));
       InputSets const sets = make_sets(p, attn, 2024);
       AttentionTensors const t = sets[0]->tensors();
-      attn.set_schedule(schedule, KernelChoice::kGeneric);
+      // The specialization's family: its generic kernel is the baseline it must equal.
+      KernelFamily family = KernelFamily::kSm80;
+      for (auto const& k : registered_bwd_kernels()) {
+        if (k.key.schedule_hash == hash) family = k.key.family;
+      }
+      attn.set_schedule(schedule, KernelChoice::kGeneric, family);
       std::string const generic_name = attn.kernel_name();
       sets[0]->poison_backward(nullptr);
       attn.backward(t, Reduction::kDeterministic, nullptr);
       GradCopy const generic_grads(t, p);
 
-      attn.set_schedule(schedule, KernelChoice::kAuto);
+      attn.set_schedule(schedule, KernelChoice::kAuto, family);
       std::string const special_name = attn.kernel_name();
       bool const dispatched = special_name != generic_name;
       sets[0]->poison_backward(nullptr);
@@ -206,7 +211,7 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
         double g = 0, x = 0;
         for (int half = 0; half < 2; ++half) {
           bool const generic_now = (half == 0) == (r % 2 == 0);
-          attn.set_schedule(schedule, generic_now ? KernelChoice::kGeneric : KernelChoice::kAuto);
+          attn.set_schedule(schedule, generic_now ? KernelChoice::kGeneric : KernelChoice::kAuto, family);
           (generic_now ? g : x) = median_backward_ms(attn, sets, Reduction::kDeterministic);
         }
         generic_ms.push_back(g);
