@@ -188,8 +188,8 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       AttentionTensors const t = sets[0]->tensors();
       // The specialization's family: its generic kernel is the baseline it must equal.
       KernelFamily family = KernelFamily::kSm80;
-      for (auto const& k : registered_bwd_kernels()) {
-        if (k.key.schedule_hash == hash) family = k.key.family;
+      for (auto const& kernel : registered_bwd_kernels()) {
+        if (kernel.key.schedule_hash == hash) family = kernel.key.family;
       }
       attn.set_schedule(schedule, KernelChoice::kGeneric, family);
       std::string const generic_name = attn.kernel_name();
