@@ -11,7 +11,7 @@ KernelTarget kernel_target(rt::KernelFamily family) {
     case rt::KernelFamily::kSm80:
       return {family, "runtime/kernels/sm80/kernel.cuh", "dash::rt::sm80::Registrar"};
     case rt::KernelFamily::kSm90:
-      break;
+      return {family, "runtime/kernels/sm90/kernel.cuh", "dash::rt::sm90::Registrar"};
   }
   user_error(
       "no {0} kernel to generate for yet: the {0} kernel header (runtime/kernels/{0}/kernel.cuh) "

@@ -44,16 +44,16 @@ codegen::TemplateSource read_template(std::string const& path) {
   return {codegen::template_display_name(path), path, text.str()};
 }
 
-/// --kernel: auto is sm80 here, the one family with a kernel header that takes a policy; dash
-/// bench's auto picks by the device instead.
+/// --kernel: auto is the default family (rt::kDefaultFamily, the one `--kernel auto` runs on the
+/// GPUs it supports); the default set takes every family instead.
 rt::KernelFamily generate_family(GenerateOptions const& o) {
-  return kernel_family(o.common).value_or(rt::KernelFamily::kSm80);
+  return kernel_family(o.common).value_or(rt::kDefaultFamily);
 }
 
-codegen::LowerOptions lower_options(GenerateOptions const& o) {
+codegen::LowerOptions lower_options(GenerateOptions const& o, rt::KernelFamily family) {
   codegen::LowerOptions options;
   options.wave_ranks = o.wave_ranks;
-  options.family = generate_family(o);
+  options.family = family;
   return options;
 }
 
@@ -65,13 +65,19 @@ std::vector<codegen::KernelSpec> default_set_specs(GenerateOptions const& o) {
       user_error("--default-set takes no --{} (the set is fixed: see docs/codegen.md)", flag);
     }
   }
+  // Every family unless --kernel names one: each family's generic kernel is the baseline its
+  // specializations must equal.
+  std::vector<rt::KernelFamily> families(std::begin(rt::kAllFamilies), std::end(rt::kAllFamilies));
+  if (auto const named = kernel_family(o.common)) families = {*named};
   std::vector<codegen::KernelSpec> specs;
-  for (auto const& shape : codegen::default_shapes()) {
-    sim::Schedule const schedule = codegen::best_named_schedule(
-        shape.problem, shape.machine, sim::default_model(shape.problem),
-        sim::LaunchModel::kPersistent);
-    specs.push_back(
-        codegen::lower(shape.problem, shape.machine, schedule, o.dtype, lower_options(o)));
+  for (rt::KernelFamily const family : families) {
+    for (auto const& shape : codegen::default_shapes()) {
+      sim::Schedule const schedule = codegen::best_named_schedule(
+          shape.problem, shape.machine, sim::default_model(shape.problem),
+          sim::LaunchModel::kPersistent);
+      specs.push_back(codegen::lower(shape.problem, shape.machine, schedule, o.dtype,
+                                     lower_options(o, family)));
+    }
   }
   return specs;
 }
@@ -85,7 +91,8 @@ std::vector<codegen::KernelSpec> one_spec(GenerateOptions const& o) {
   } else {
     schedule = chosen_schedule(o.common, resolved);
   }
-  return {codegen::lower(resolved.problem, resolved.machine, schedule, o.dtype, lower_options(o))};
+  return {codegen::lower(resolved.problem, resolved.machine, schedule, o.dtype,
+                         lower_options(o, generate_family(o)))};
 }
 
 void run_generate(GenerateOptions const& o) {

@@ -27,7 +27,6 @@ expect_refused --schedule bad.json --out out
 expect_refused "${small[@]}" --template bad.cu --out out
 expect_refused "${small[@]}" --template missing.cu --out out
 expect_refused "${small[@]}" --dtype fp8 --out out
-expect_refused "${small[@]}" --kernel sm90 --out out
 expect_refused "${small[@]}" --kernel sm70 --out out
 expect_refused "${small[@]}" --seqlens 512,1024 --batch 2 --out out
 expect_refused --default-set --heads 3 --out out

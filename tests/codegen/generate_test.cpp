@@ -113,7 +113,8 @@ TEST_CASE("a generated file is the specialized policy, the kernel header and a r
   CHECK(out.find("#include \"runtime/") == out.find("#include \"runtime/schedule/protocol.cuh\""));
 }
 
-TEST_CASE("a family without a kernel header is refused", "[codegen][cpu]") {
+TEST_CASE("each family's specialization plugs the same policy into that family's kernel",
+          "[codegen][cpu]") {
   sim::Problem problem;
   problem.q_heads = problem.kv_heads = 4;
   problem.seqlen_q = problem.seqlen_k = 1024;
@@ -121,14 +122,19 @@ TEST_CASE("a family without a kernel header is refused", "[codegen][cpu]") {
   auto const schedule = sim::make_strategy("fa3", problem, machine);
   cg::LowerOptions options;
   options.family = dash::rt::KernelFamily::kSm90;
-  CHECK_THROWS_WITH(cg::lower(problem, machine, schedule, "bf16", options),
-                    Catch::Contains("no sm90 kernel to generate for yet") &&
-                        Catch::Contains("runtime/kernels/sm90/kernel.cuh"));
-  // A spec that names sm90 (or no family at all) does not generate either.
-  auto spec = cg::lower(problem, machine, schedule);
-  spec.family = "sm90";
-  CHECK_THROWS_WITH(cg::generate_source(spec, runtime_template()),
-                    Catch::Contains("no sm90 kernel to generate for yet"));
+  auto const sm90 = cg::lower(problem, machine, schedule, "bf16", options);
+  CHECK(sm90.family == "sm90");
+  options.family = dash::rt::KernelFamily::kSm80;
+  auto spec = cg::lower(problem, machine, schedule, "bf16", options);
+  std::string const a = cg::generate_source(sm90, runtime_template());
+  std::string const b = cg::generate_source(spec, runtime_template());
+  CHECK(a.find("#include \"runtime/kernels/sm90/kernel.cuh\"") != std::string::npos);
+  CHECK(a.find("dash::rt::sm90::Registrar<") != std::string::npos);
+  CHECK(b.find("#include \"runtime/kernels/sm80/kernel.cuh\"") != std::string::npos);
+  CHECK(a.find("runtime/kernels/sm80/") == std::string::npos);
+  // The specialized policy is the same text: only the family's include and registration differ.
+  auto const policy = [](std::string const& s) { return s.substr(s.find("namespace dash::rt {"), s.find("#include \"runtime/kernels/") - s.find("namespace dash::rt {")); };
+  CHECK(policy(a) == policy(b));
   spec.family = "sm70";
   CHECK_THROWS_WITH(cg::generate_source(spec, runtime_template()),
                     Catch::Contains("unknown kernel family 'sm70'"));

@@ -3,6 +3,7 @@
 // registers with B MN-major (dV += P^T dO), both MN-major (dQ = dS K). Operands are written with
 // the kernel's 128-byte swizzle; values are multiples of 1/4 in [-2, 2], so every product and sum
 // is exact in fp32 and the check is equality. Skips unless the GPU runs sm_90a code.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -164,13 +165,8 @@ int mismatches(std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("sm90 wgmma forms of the Hopper kernel equal a CPU GEMM", "[gpu]") {
-  int device = 0;
-  int major = 0;
-  int minor = 0;
-  DASH_CUDA_CHECK(cudaGetDevice(&device));
-  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (!family_runs_on(KernelFamily::kSm90, major, minor)) {
+  std::vector<KernelFamily> const runs = device_families();
+  if (std::find(runs.begin(), runs.end(), KernelFamily::kSm90) == runs.end()) {
     SUCCEED("not an sm_90a GPU");
     return;
   }

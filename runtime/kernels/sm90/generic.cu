@@ -6,10 +6,7 @@
 namespace dash::rt::sm90 {
 namespace {
 
-struct Registrar {
-  Registrar() { register_kernels<TablePolicy>("generic-wgmma"); }
-};
-Registrar const registrar;
+Registrar<TablePolicy> const registrar;
 
 }  // namespace
 }  // namespace dash::rt::sm90

@@ -35,6 +35,7 @@
 #include "runtime/kernels/sm90/wgmma.cuh"
 #include "runtime/mask.cuh"
 #include "runtime/registry.h"
+#include "runtime/schedule/protocol.cuh"
 #include "runtime/smem_opt_in.h"
 #include "runtime/tensor_offset.cuh"
 #include "runtime/ticket.cuh"
@@ -570,9 +571,12 @@ int ctas_per_sm() {
 }
 
 /// Registers the kernels of `Policy` (its head dims and dtypes) under the family's key.
-template <class Policy>
+template <BwdSchedule Policy>
 void register_kernels(char const* name) {
+  // A generated policy fixes the tiles it was made for: they must be this family's.
+  static_assert(Policy::kTileN == Tiles<64>::kTN, "the family's KV tile");
   auto one = [&]<int D, int DT>() {
+    static_assert(Policy::kTileM == 0 || Policy::kTileM == Tiles<D>::kTM, "the family's Q tile for D");
     KernelKey const key{D,          Tiles<D>::kTM, Tiles<D>::kTN, Policy::kMaskKind, static_cast<DType>(DT),
                         Policy::kScheduleHash, KernelFamily::kSm90};
     register_bwd_kernel(key, &launch<Policy, D, DT>, &ctas_per_sm<Policy, D, DT>, name);
@@ -584,5 +588,11 @@ void register_kernels(char const* name) {
   if constexpr (Policy::kHeadDim == 0 || Policy::kHeadDim == 64) dtypes.template operator()<64>();
   if constexpr (Policy::kHeadDim == 0 || Policy::kHeadDim == 128) dtypes.template operator()<128>();
 }
+
+/// One static instance per policy (runtime/kernels/sm90/generic.cu, each generated sm90 file).
+template <BwdSchedule Policy>
+struct Registrar {
+  Registrar() { register_kernels<Policy>(Policy::kScheduleHash == 0 ? "generic-wgmma" : "generated-wgmma"); }
+};
 
 }  // namespace dash::rt::sm90
