@@ -1,6 +1,6 @@
 #pragma once
-// Plain parameter structs shared by the host API and the kernels. No CUDA headers: the kernel
-// template (runtime/bwd_main.cu) must stay light enough for clang to parse (codegen).
+// Plain parameter structs shared by the host API and the kernels. No CUDA headers: the code
+// generator's template (runtime/schedule/table_policy.cuh) includes this, and clang parses it.
 #include <cstdint>
 
 namespace dash::rt {

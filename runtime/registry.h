@@ -1,7 +1,8 @@
 #pragma once
-// Registry of backward main kernels. The generic, table-driven kernel (runtime/bwd_main.cu) and
-// every generated specialization (generated/*.cu, built from the same template) register here at
-// static initialisation; the host API asks for the best match of a problem and schedule.
+// Registry of backward main kernels. Each family's generic, table-driven kernel
+// (runtime/kernels/<family>/generic.cu) and every generated specialization (generated/*.cu: a
+// specialized policy plugged into a family's kernel) register here at static initialisation; the
+// host API asks for the best match of a family, problem and schedule.
 #include <cstdint>
 #include <string>
 #include <vector>
