@@ -1,5 +1,5 @@
 #pragma once
-// Integer costs of the DAG's nodes and edges (DESIGN.md section 2).
+// Integer costs of the DAG's nodes and edges (docs/design.md section 2).
 #include <string>
 
 #include "dagsim/problem.h"

@@ -1,5 +1,5 @@
 #pragma once
-// The backward pass as a DAG (DESIGN.md section 2): compute nodes C, dQ reduction nodes R and,
+// The backward pass as a DAG (docs/design.md section 2): compute nodes C, dQ reduction nodes R and,
 // under GQA, dK/dV reduction nodes K, with the schedule's program orders and rank orders as edges.
 #include <cstdint>
 #include <string>

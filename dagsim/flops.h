@@ -1,5 +1,5 @@
 #pragma once
-// The FLOP count behind every TFLOP/s figure (DESIGN.md section 6): one definition for `dash bench`
+// The FLOP count behind every TFLOP/s figure (docs/design.md section 6): one definition for `dash bench`
 // and the runtime's own benchmark.
 #include "dagsim/problem.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// The DASH/FA3 benchmark grid's rule (DESIGN.md section 6): one definition for `dash bench`, the
+// The DASH/FA3 benchmark grid's rule (docs/design.md section 6): one definition for `dash bench`, the
 // search quality report and the runtime's own benchmark.
 #include "dagsim/mask.h"
 #include "dagsim/problem.h"

@@ -1,5 +1,5 @@
 #pragma once
-// A schedule for one problem on one machine (DESIGN.md section 3). Plain data: JSON round-trip
+// A schedule for one problem on one machine (docs/design.md section 3). Plain data: JSON round-trip
 // (dagsim/schedule_io.h), replayable, diffable. Validate it (dagsim/validate.h) before any use.
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // `search`: the best deterministic schedule the model knows for a problem and machine, with a
-// certificate (DESIGN.md section 3, docs/search.md). Pipeline, cheapest first: named strategies
+// certificate (docs/design.md section 3, docs/search.md). Pipeline, cheapest first: named strategies
 // and list-scheduling seeds -> exact branch-and-bound on small instances -> local search on the
 // cheap first-come evaluator (search_plan.h), in deterministic streams -> the winner validated and
 // confirmed by simulate(). The answer is never worse than the best named strategy.

@@ -1,5 +1,5 @@
 #pragma once
-// Named schedules (DESIGN.md section 3). Each works for any SM count, odd tile counts,
+// Named schedules (docs/design.md section 3). Each works for any SM count, odd tile counts,
 // seqlen_q != seqlen_k, many heads and batches; where its premise fails it degrades to a valid
 // schedule (documented per strategy) — never a deadlocking one.
 #include <string>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch SDPA attention backward on the `dash bench` grid: the peers measured the same way.
 
-Grid (DESIGN.md section 6): total tokens 16384 (batch = 16384 / seqlen), hidden 2048
+Grid (docs/design.md section 6): total tokens 16384 (batch = 16384 / seqlen), hidden 2048
 (heads = 2048 / head_dim), head_dim 64 and 128, seqlen 512..16384, full and causal, bf16.
 Backends: flash and cuDNN through torch.nn.attention.sdpa_kernel; FlashAttention-4 (flash_attn.cute,
 its sm90 backward on Hopper) non-deterministic (fa4) and deterministic (fa4-det) when it is

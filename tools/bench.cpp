@@ -1,5 +1,5 @@
 // dash bench: time the backward pass of the named strategies (and, on request, `dash search`'s best
-// schedule) on the GPU, deterministic and not, over the DASH/FA3 grid (DESIGN.md section 6) or one
+// schedule) on the GPU, deterministic and not, over the DASH/FA3 grid (docs/design.md section 6) or one
 // shape, next to the simulator's prediction.
 #include <algorithm>
 #include <chrono>

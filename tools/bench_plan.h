@@ -1,5 +1,5 @@
 #pragma once
-// The plan of `dash bench`: which shapes (the DASH/FA3 grid of DESIGN.md section 6, or one shape),
+// The plan of `dash bench`: which shapes (the DASH/FA3 grid of docs/design.md section 6, or one shape),
 // which strategies and which reduction modes (the FLOPs and TFLOP/s, the grid's rule and the
 // median are dash::sim's: dagsim/flops.h, grid.h, median.h). Pure values: no GPU, testable on any
 // machine.

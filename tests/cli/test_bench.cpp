@@ -171,7 +171,7 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
         std::string::npos);
 }
 
-TEST_CASE("bench: the default grid is DESIGN.md's, and one shape replaces it", "[cli][bench]") {
+TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces it", "[cli][bench]") {
   TempDir const t;
   std::string const file = t.path("grid.json");
   // Small hidden size: the same grid rule at a fraction of the simulation cost.
