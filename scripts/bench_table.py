@@ -38,7 +38,14 @@ def load(path):
 
 
 def key(r):
-    return (r["head_dim"], r["mask"], r["seqlen_q"], r["batch"], r["heads"])
+    return (r["head_dim"], r["mask"], r["seqlen_q"], r["batch"], r["heads"],
+            r.get("kv_heads", r["heads"]), r.get("seqlen_k", r["seqlen_q"]))
+
+
+def shape_cells(k):
+    """d, mask, seqlen (s_q x s_k where they differ), b x h (h / kv heads under GQA)."""
+    d, mask, s, b, h, hk, sk = k
+    return [str(d), mask, str(s) if sk == s else f"{s}x{sk}", f"{b} x {h}" if hk == h else f"{b} x {h}/{hk}"]
 
 
 def cell(v, fmt="{:.1f}"):
@@ -93,10 +100,9 @@ def fa4_table(dash, torch, shapes):
         return None if a is None or b is None else a / b
 
     for k in shapes:
-        d, mask, s, b, h = k
         det = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4-det"), None)
         nd = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4"), None)
-        row = [str(d), mask, str(s), cell(det), cell(nd)]
+        row = shape_cells(k)[:3] + [cell(det), cell(nd)]
         for fam in families:
             od, on = best(k, fam, "det"), best(k, fam, "nondet")
             row += [cell(od), cell(on), cell(ratio(od, det), "{:.3f}"), cell(ratio(on, nd), "{:.3f}"),
@@ -140,8 +146,7 @@ def tables(dash, torch):
     out += header(["d", "mask", "seqlen", "b x h"] + [f"SDPA {b}" if b in ("flash", "cudnn") else b.upper() for b in backends] +
                   [f"{s} det" for s in strategies] + ["fa3 nondet", "best det", "det/nd", "pred", "meas"])
     for k in shapes:
-        d, mask, s, b, h = k
-        row = [str(d), mask, str(s), f"{b} x {h}"]
+        row = shape_cells(k)
         for be in backends:
             rec = next((r for r in torch if key(r) == k and r["backend"] == be), None)
             row.append(cell(rec and rec.get("tflops")) if rec is None or rec["status"] == "ok" else "failed")
@@ -172,8 +177,7 @@ def tables(dash, torch):
         out.append("")
         out += header(["d", "mask", "seqlen", "b x h"] + strategies)
         for k in shapes:
-            d, mask, s, b, h = k
-            row = [str(d), mask, str(s), f"{b} x {h}"]
+            row = shape_cells(k)
             for st in strategies:
                 rec = dash_rec(k, st, "det")
                 row.append(cell(rec and rec.get("det_over_nondet"), "{:.3f}"))

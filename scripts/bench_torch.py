@@ -15,6 +15,11 @@ random inputs (never zeros).
                                  [--backends auto|flash,cudnn,fa4,fa4-det] [--iters 10] [--warmup 3]
                                  [--json FILE]
   --backends auto (default): flash and cudnn, and fa4, fa4-det where flash_attn.cute imports.
+  --offgrid: instead of the grid, the shapes where FlashAttention-4's fixed deterministic order
+             costs it most (head_dim 128: GQA 16/2 causal and full, GQA 16/4 causal, a (1024, 0)
+             sliding window, 2k queries on 16k keys), FlashAttention-4 only (SDPA has no GQA or
+             window backward here). FLOPs count visible (query, key) pairs exactly, bottom-right
+             aligned, as `dash bench` does.
 
 Bad input or no GPU: one line on stderr, exit code 2.
 """
@@ -69,6 +74,7 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--commit", default="")
     p.add_argument("--json", dest="json_file", default="")
+    p.add_argument("--offgrid", action="store_true")
 
     # argparse's own errors exit 2 with a usage block; keep them to one line like dash.
     p.error = lambda message: fail(message)
@@ -82,7 +88,11 @@ def parse_args(argv):
     args.head_dims = int_list(args.head_dims, "--head-dims")
     args.seqlens = int_list(args.seqlens, "--seqlens")
     args.masks = name_list(args.masks, "--masks", ["full", "causal"])
-    if args.backends == "auto":
+    if args.backends == "auto" and args.offgrid:
+        if not fa4_available():
+            fail("--offgrid times FlashAttention-4, and flash_attn.cute does not import")
+        args.backends = ["fa4", "fa4-det"]
+    elif args.backends == "auto":
         args.backends = ["flash", "cudnn"] + (["fa4", "fa4-det"] if fa4_available() else [])
     else:
         args.backends = name_list(args.backends, "--backends", ["flash", "cudnn", "fa4", "fa4-det"])
@@ -107,13 +117,50 @@ def fa4_available():
     return True
 
 
-def forward(backend, q, k, v, causal, backends):
+# The off-grid cases: (batch, q heads, kv heads, seqlen_q, seqlen_k, mask) at head_dim 128.
+OFFGRID = [
+    (2, 16, 2, 8192, 8192, "causal"),
+    (2, 16, 2, 8192, 8192, "full"),
+    (2, 16, 4, 8192, 8192, "causal"),
+    (2, 16, 16, 8192, 8192, "window:1024,0"),
+    (4, 16, 16, 2048, 16384, "causal"),
+]
+
+
+def band(mask):
+    """(left, right) of a mask, None meaning unbounded; None for the full mask."""
+    if mask == "full":
+        return None
+    if mask == "causal":
+        return (None, 0)
+    left, right = mask[len("window:"):].split(",")
+    return (int(left), int(right))
+
+
+def visible_pairs(sq, sk, mask):
+    """(query, key) pairs a mask leaves visible, bottom-right aligned (row r's diagonal is r + sk - sq)."""
+    lr = band(mask)
+    if lr is None:
+        return sq * sk
+    left, right = lr
+    total = 0
+    for r in range(sq):
+        diag = r + sk - sq
+        lo = 0 if left is None else max(0, diag - left)
+        hi = min(sk - 1, diag + right)
+        total += max(0, hi - lo + 1)
+    return total
+
+
+def forward(backend, q, k, v, mask, backends):
     """O of one recorded forward through `backend`, for torch.autograd.grad."""
     import torch
     from torch.nn.attention import sdpa_kernel
+    causal = mask == "causal"
     if backend in ("fa4", "fa4-det"):
         from flash_attn.cute.interface import flash_attn_func
-        o = flash_attn_func(q, k, v, causal=causal, deterministic=backend == "fa4-det")
+        window = band(mask) if mask.startswith("window:") else (None, None)
+        o = flash_attn_func(q, k, v, causal=causal, window_size=window, deterministic=backend == "fa4-det")
         return o[0] if isinstance(o, tuple) else o
     with sdpa_kernel(backends[backend]):
         return torch.nn.functional.scaled_dot_product_attention(
@@ -121,8 +168,22 @@ def forward(backend, q, k, v, causal, backends):
 
 
 def backward_flops(b, h, s, d, causal):
-    """2.5 x forward; forward = 4*b*h*s*s*d, halved for causal (s_q = s_k)."""
+    """2.5 x forward; forward = 4*b*h*s*s*d, halved for causal (s_q = s_k): the grid's rule."""
     return 2.5 * 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+
+
+def shapes(args):
+    """(batch, heads, kv_heads, seqlen_q, seqlen_k, head_dim, mask, flops) of every case to time."""
+    if args.offgrid:
+        return [(b, h, hk, sq, sk, 128, mask, 2.5 * 4.0 * b * h * 128 * visible_pairs(sq, sk, mask))
+                for b, h, hk, sq, sk, mask in OFFGRID]
+    out = []
+    for d in args.head_dims:
+        for mask in args.masks:
+            for s in args.seqlens:
+                b, h = args.total_tokens // s, args.hidden // d
+                out.append((b, h, h, s, s, d, mask, backward_flops(b, h, s, d, mask == "causal")))
+    return out
 
 
 def write_atomic(path, text):
@@ -168,51 +229,49 @@ def main(argv):
     gen = torch.Generator(device="cuda")
     gen.manual_seed(args.seed)
     records = []
-    for d in args.head_dims:
-        for mask in args.masks:
-            causal = mask == "causal"
-            for s in args.seqlens:
-                b, h = args.total_tokens // s, args.hidden // d
-                flops = backward_flops(b, h, s, d, causal)
-                set_bytes = 5 * b * s * h * d * 2  # q, k, v, o, dout in bf16
-                sets = max(2, min(64, 2 + l2_bytes // set_bytes))
-                for backend in args.backends:
-                    rec = dict(run, backend=backend, batch=b, heads=h, kv_heads=h, seqlen_q=s, seqlen_k=s,
-                               head_dim=d, mask=mask, causal=causal, flops=flops, input_sets=sets)
-                    try:
-                        inputs = []
-                        for _ in range(sets):
-                            # FlashAttention's layout (b, s, h, d).
-                            q, k, v = (torch.empty(b, s, h, d, device="cuda", dtype=torch.bfloat16)
-                                       .uniform_(-1.0, 1.0, generator=gen).requires_grad_() for _ in range(3))
-                            o = forward(backend, q, k, v, causal, backends)
-                            dout = torch.empty_like(o).uniform_(-1.0, 1.0, generator=gen)
-                            inputs.append((q, k, v, o, dout))
-                        calls = args.warmup + args.iters
-                        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                                  for _ in range(args.iters)]
-                        for call in range(calls):
-                            q, k, v, o, dout = inputs[call % sets]
-                            timed = call >= args.warmup
-                            if timed:
-                                events[call - args.warmup][0].record()
-                            torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
-                            if timed:
-                                events[call - args.warmup][1].record()
-                        torch.cuda.synchronize()
-                        times = [start.elapsed_time(stop) for start, stop in events]
-                        ms = statistics.median(times)
-                        rec.update(status="ok", ms=ms, tflops=flops / (ms * 1e-3) / 1e12, ms_all=times)
-                        print(f"{d:4} {mask:6} {s:6} b={b:<3} h={h:<3} {backend:6} {ms:9.3f} ms "
-                              f"{rec['tflops']:7.1f} TFLOP/s", flush=True)
-                    except Exception as e:  # a backend refusing a shape is a result, not a crash
-                        rec.update(status="failed", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}",
-                                   ms=None, tflops=None, ms_all=[])
-                        print(f"{d:4} {mask:6} {s:6} {backend:6} failed: {rec['error']}", flush=True)
-                    finally:
-                        inputs = None
-                        torch.cuda.empty_cache()
-                    records.append(rec)
+    for b, h, hk, sq, sk, d, mask, flops in shapes(args):
+        causal = mask == "causal"
+        set_bytes = (2 * b * sq * h + 2 * b * sk * hk + b * sq * h) * d * 2  # q, o, dout, k, v in bf16
+        sets = max(2, min(64, 2 + l2_bytes // set_bytes))
+        for backend in args.backends:
+            rec = dict(run, backend=backend, batch=b, heads=h, kv_heads=hk, seqlen_q=sq, seqlen_k=sk,
+                       head_dim=d, mask=mask, causal=causal, flops=flops, input_sets=sets)
+            try:
+                inputs = []
+                for _ in range(sets):
+                    # FlashAttention's layout (b, s, h, d).
+                    q = (torch.empty(b, sq, h, d, device="cuda", dtype=torch.bfloat16)
+                         .uniform_(-1.0, 1.0, generator=gen).requires_grad_())
+                    k, v = (torch.empty(b, sk, hk, d, device="cuda", dtype=torch.bfloat16)
+                            .uniform_(-1.0, 1.0, generator=gen).requires_grad_() for _ in range(2))
+                    o = forward(backend, q, k, v, mask, backends)
+                    dout = torch.empty_like(o).uniform_(-1.0, 1.0, generator=gen)
+                    inputs.append((q, k, v, o, dout))
+                calls = args.warmup + args.iters
+                events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                          for _ in range(args.iters)]
+                for call in range(calls):
+                    q, k, v, o, dout = inputs[call % sets]
+                    timed = call >= args.warmup
+                    if timed:
+                        events[call - args.warmup][0].record()
+                    torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
+                    if timed:
+                        events[call - args.warmup][1].record()
+                torch.cuda.synchronize()
+                times = [start.elapsed_time(stop) for start, stop in events]
+                ms = statistics.median(times)
+                rec.update(status="ok", ms=ms, tflops=flops / (ms * 1e-3) / 1e12, ms_all=times)
+                print(f"{d:4} {mask:14} {sq:6}x{sk:<6} b={b:<3} h={h:<3}/{hk:<3} {backend:8} {ms:9.3f} ms "
+                      f"{rec['tflops']:7.1f} TFLOP/s", flush=True)
+            except Exception as e:  # a backend refusing a shape is a result, not a crash
+                rec.update(status="failed", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                           ms=None, tflops=None, ms_all=[])
+                print(f"{d:4} {mask:14} {sq:6}x{sk:<6} {backend:8} failed: {rec['error']}", flush=True)
+            finally:
+                inputs = None
+                torch.cuda.empty_cache()
+            records.append(rec)
     if args.json_file:
         write_atomic(args.json_file, json.dumps(records, indent=1) + "\n")
     return 0
