@@ -239,7 +239,18 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   int minor = 0;
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (!family) family = auto_family(major, minor);
+  if (!family) {
+    // auto: the first family of the measured preference that runs here and was built.
+    std::vector<BwdKernel> const kernels = registered_bwd_kernels();
+    for (KernelFamily f : kAutoPreference) {
+      bool const built =
+          std::any_of(kernels.begin(), kernels.end(), [f](BwdKernel const& k) { return k.key.family == f; });
+      if (family_runs_on(f, major, minor) && built) {
+        family = f;
+        break;
+      }
+    }
+  }
   if (!family) user_error("no kernel family runs on this GPU (compute capability {}.{})", major, minor);
   if (!family_runs_on(*family, major, minor)) {
     FamilyTraits const t = family_traits(*family);

@@ -85,7 +85,7 @@ def fa4_table(dash, torch, shapes):
         return []
     families = sorted({family_of(r) for r in dash if family_of(r) is not None})
     out = ["", "### vs FlashAttention-4 (same run): best deterministic and non-deterministic TFLOP/s", ""]
-    cols = ["d", "mask", "seqlen", "FA4 det", "FA4 nondet"]
+    cols = ["d", "mask", "seqlen", "b x h", "FA4 det", "FA4 nondet"]
     for fam in families:
         cols += [f"{fam} det", f"{fam} nondet", f"{fam} det / FA4 det", f"{fam} nondet / FA4 nondet",
                  f"{fam} det / nondet"]
@@ -102,7 +102,7 @@ def fa4_table(dash, torch, shapes):
     for k in shapes:
         det = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4-det"), None)
         nd = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4"), None)
-        row = shape_cells(k)[:3] + [cell(det), cell(nd)]
+        row = shape_cells(k) + [cell(det), cell(nd)]
         for fam in families:
             od, on = best(k, fam, "det"), best(k, fam, "nondet")
             row += [cell(od), cell(on), cell(ratio(od, det), "{:.3f}"), cell(ratio(on, nd), "{:.3f}"),

@@ -46,7 +46,11 @@ namespace dash::rt::sm90 {
 inline constexpr int kThreads = 384;
 inline constexpr int kProducerRegs = 24;
 inline constexpr int kMmaRegs = 240;
-static_assert(128 * kProducerRegs + 256 * kMmaRegs <= 65536, "the register file");
+// setmaxnreg moves registers within the CTA's pool: 384 threads times the launch bound's 168 per
+// thread (65536 / 384 rounded down to 8), not the whole register file. Asking for more than the
+// producer gave back would block every CTA in setmaxnreg.inc.
+static_assert(128 * kProducerRegs + 256 * kMmaRegs <= kThreads * (65536 / kThreads / 8 * 8),
+              "the CTA's register pool");
 
 /// The family's compile-time tile configuration at head dim D.
 template <int D>
@@ -590,9 +594,15 @@ void register_kernels(char const* name) {
 }
 
 /// One static instance per policy (runtime/kernels/sm90/generic.cu, each generated sm90 file).
+/// Builds without sm_90a code (DASH_SM90A unset: no 90a in the CUDA architectures) hold only the
+/// trap stub of the kernel, so they register nothing and the family is absent.
 template <BwdSchedule Policy>
 struct Registrar {
-  Registrar() { register_kernels<Policy>(Policy::kScheduleHash == 0 ? "generic-wgmma" : "generated-wgmma"); }
+  Registrar() {
+#if defined(DASH_SM90A)
+    register_kernels<Policy>(Policy::kScheduleHash == 0 ? "generic-wgmma" : "generated-wgmma");
+#endif
+  }
 };
 
 }  // namespace dash::rt::sm90
