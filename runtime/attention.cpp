@@ -158,6 +158,23 @@ TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim) {
   return t;
 }
 
+std::vector<KernelFamily> runnable_families() {
+  int device = 0;
+  int major = 0;
+  int minor = 0;
+  DASH_CUDA_CHECK(cudaGetDevice(&device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  std::vector<BwdKernel> const kernels = registered_bwd_kernels();
+  std::vector<KernelFamily> out;
+  for (KernelFamily f : kAutoPreference) {
+    bool const built =
+        std::any_of(kernels.begin(), kernels.end(), [f](BwdKernel const& k) { return k.key.family == f; });
+    if (built && family_runs_on(f, major, minor)) out.push_back(f);
+  }
+  return out;
+}
+
 std::size_t backward_workspace_bytes(sim::Problem const& problem) {
   check_problem(problem);
   return layout_of(problem).total;
@@ -240,16 +257,8 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (!family) {
-    // auto: the first family of the measured preference that runs here and was built.
-    std::vector<BwdKernel> const kernels = registered_bwd_kernels();
-    for (KernelFamily f : kAutoPreference) {
-      bool const built =
-          std::any_of(kernels.begin(), kernels.end(), [f](BwdKernel const& k) { return k.key.family == f; });
-      if (family_runs_on(f, major, minor) && built) {
-        family = f;
-        break;
-      }
-    }
+    std::vector<KernelFamily> const runnable = runnable_families();
+    if (!runnable.empty()) family = runnable.front();
   }
   if (!family) user_error("no kernel family runs on this GPU (compute capability {}.{})", major, minor);
   if (!family_runs_on(*family, major, minor)) {

@@ -50,6 +50,10 @@ struct AttentionTensors {
 /// Strides of a contiguous (batch, seqlen, heads, head_dim) tensor, or (total, heads, head_dim).
 TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim);
 
+/// The kernel families this binary holds kernels of (registry) that run on the current device, in
+/// the order `--kernel auto` prefers them (kAutoPreference): auto takes the first.
+std::vector<KernelFamily> runnable_families();
+
 /// Bytes of device workspace the backward pass of `problem` needs (accumulators, tickets,
 /// per-row statistics); Attention allocates it itself.
 std::size_t backward_workspace_bytes(sim::Problem const& problem);
@@ -68,8 +72,8 @@ class Attention {
   Attention& operator=(Attention const&) = delete;
 
   /// Validates the schedule (dash::sim::validate against this device's resident CTA capacity),
-  /// uploads its tables and picks the kernel: of `family` (none: auto_family, the fastest family
-  /// this GPU runs), then kAuto: a registered specialization, else the family's generic kernel;
+  /// uploads its tables and picks the kernel: of `family` (none: the first of runnable_families(),
+  /// the fastest family this GPU runs), then kAuto: a registered specialization, else the family's generic kernel;
   /// kGeneric: the generic one. kernel_name() and family() say which. Throws UserError when the
   /// family does not run on this GPU or does not have the problem's tiles.
   void set_schedule(sim::Schedule const& schedule, KernelChoice choice = KernelChoice::kAuto,

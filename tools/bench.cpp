@@ -205,7 +205,7 @@ void run_bench(BenchOptions const& o) {
   std::vector<sim::Problem> const shapes = planned_shapes(o);
   if (c.has("json")) check_output_path(o.json_file);
 
-  // auto: the runtime's choice for the GPU (rt::auto_family).
+  // auto: the runtime's choice for the GPU (the first of rt::runnable_families()).
   std::optional<rt::KernelFamily> const family = kernel_family(o.common);
   std::optional<DeviceInfo> device;
   if (!o.dry_run) device = query_device();  // no GPU: one line, exit 2, before any work

@@ -71,7 +71,8 @@ constexpr std::optional<KernelFamily> parse_family(std::string_view s) {
   return std::nullopt;
 }
 
-/// What `--kernel auto` picks on a device: the first family of this list that runs there. The
+/// What `--kernel auto` picks on a device: the first family of this list that runs there and is
+/// built into the binary (rt::runnable_families, runtime/attention.h). The
 /// order is measured: on the H200 the sm90 family's best deterministic schedule is faster than the
 /// sm80 family's on all 24 grid shapes, 1.01-1.57x (docs/results/2026-12-02-h200-sm90-family.md).
 inline constexpr KernelFamily kAutoPreference[] = {KernelFamily::kSm90, KernelFamily::kSm80};
@@ -80,11 +81,5 @@ inline constexpr KernelFamily kAutoPreference[] = {KernelFamily::kSm90, KernelFa
 /// Every family has the same tiles today, so a schedule made for them runs on either.
 inline constexpr KernelFamily kDefaultFamily = kAutoPreference[0];
 
-constexpr std::optional<KernelFamily> auto_family(int major, int minor) {
-  for (KernelFamily f : kAutoPreference) {
-    if (family_runs_on(f, major, minor)) return f;
-  }
-  return std::nullopt;
-}
 
 }  // namespace dash::rt

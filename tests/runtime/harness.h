@@ -1,7 +1,6 @@
 #pragma once
 // Test harness for the GPU tests: seeded random inputs, device tensors poisoned before each run,
 // simple schedules, and the error rule (ours vs exact within 2x of low-precision-reference vs exact).
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,21 +18,7 @@
 namespace dash::rt::test {
 
 /// The kernel families that run on the current device: every GPU test runs for each.
-inline std::vector<KernelFamily> device_families() {
-  int device = 0;
-  int major = 0;
-  int minor = 0;
-  DASH_CUDA_CHECK(cudaGetDevice(&device));
-  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  std::vector<KernelFamily> out;
-  std::vector<BwdKernel> const built = registered_bwd_kernels();
-  for (KernelFamily f : kAllFamilies) {
-    bool const has = std::any_of(built.begin(), built.end(), [f](BwdKernel const& k) { return k.key.family == f; });
-    if (family_runs_on(f, major, minor) && has) out.push_back(f);
-  }
-  return out;
-}
+inline std::vector<KernelFamily> device_families() { return runnable_families(); }
 
 /// splitmix64: our own generator, same stream on every platform.
 class Rng {
