@@ -38,8 +38,7 @@ sim::Problem apply_problem_flags(sim::Problem p, CommonOptions const& o, bool al
     p.tile_m = o.tile_m;
   } else if (all) {
     // The named family's tiles (subcommands with --kernel), else the default family's.
-    std::optional<rt::KernelFamily> const named = o.kernel == "auto" ? std::nullopt : rt::parse_family(o.kernel);
-    p.tile_m = rt::family_tile_m(named.value_or(rt::kDefaultFamily), p.head_dim);
+    p.tile_m = rt::family_tile_m(kernel_family(o).value_or(rt::kDefaultFamily), p.head_dim);
   }
   if (set("tile-n")) p.tile_n = o.tile_n;
   if (set("mask")) p.mask = sim::parse_mask(o.mask);
