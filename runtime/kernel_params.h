@@ -91,10 +91,13 @@ struct PreParams {
 };
 
 /// The Hopper family's dQ accumulator layout: one contiguous chunk per dQ tile (TileIndex::dq_id
-/// order), tile_m rows of head_dim floats, the 16-byte chunk c of row r stored at chunk
-/// c ^ (r % 8), so that one TMA bulk reduce-add adds a whole step's partial and the MMA
-/// warpgroups stage it without shared-memory bank conflicts. tile_m == 0: row-major
-/// [total_q][q_heads][head_dim] (the portable family's).
+/// order), laid out as the MMA warpgroups hold the partial, so that they stage it with 16-byte
+/// stores at constant offsets (no bank conflicts) and one TMA bulk reduce-add adds a whole step.
+/// The tile (tile_m x head_dim, both multiples of 64) is cut into 64 x 64 shares, row block
+/// major; a share is one warpgroup's m64n64 wgmma accumulator: 8 column blocks of 8, each 128
+/// threads x 4 floats, thread t = 32 w + 4 g + c (warp w, lane group g, column pair c) holding rows
+/// 16 w + g and 16 w + g + 8, columns 2 c and 2 c + 1 (docs/design.md, "Hopper family").
+/// tile_m == 0: row-major [total_q][q_heads][head_dim] (the portable family's).
 struct TileMajorDq {
   int tile_m = 0;
   int const* dq_tile_base = nullptr;  ///< per batch: the dQ tile id of (b, head 0, tile 0)
@@ -105,9 +108,14 @@ struct TileMajorDq {
 #else
 #define DASH_HOST_DEVICE
 #endif
-/// Float offset of element (r, c) of one tile-major dQ tile (the swizzle above).
+/// Float offset of element (r, c) of one tile-major dQ tile (the layout above).
 DASH_HOST_DEVICE constexpr int tile_major_offset(int r, int c, int head_dim) {
-  return r * head_dim + ((((c / 4) ^ (r % 8))) * 4) + c % 4;
+  int const share = (r / 64) * (head_dim / 64) + c / 64;
+  int const rr = r % 64;
+  int const cc = c % 64;
+  int const thread = 32 * (rr / 16) + 4 * (rr % 8) + (cc % 8) / 2;
+  int const e = 2 * ((rr % 16) / 8) + cc % 2;
+  return share * 4096 + (cc / 8) * 512 + thread * 4 + e;
 }
 
 struct BwdParams {

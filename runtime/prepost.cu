@@ -127,11 +127,15 @@ __device__ void convert_tile_major(Geometry const& g, float const* acc, TileMajo
       int const len = g.cu_q[lo + 1] - g.cu_q[lo];
       std::int64_t const tile = layout.dq_tile_base[lo] + std::int64_t{h} * ((len + tm - 1) / tm) + r / tm;
       float const* t = acc + tile * tm * D;
-      float4 const a = *reinterpret_cast<float4 const*>(t + tile_major_offset(r % tm, c, D));
-      float4 const b = *reinterpret_cast<float4 const*>(t + tile_major_offset(r % tm, c + 4, D));
+      // Column pairs (c + 2 k, c + 2 k + 1) are adjacent floats of the layout.
       float const s = g.scale;
-      uint4 const v{E::pack(a.x * s, a.y * s), E::pack(a.z * s, a.w * s), E::pack(b.x * s, b.y * s),
-                    E::pack(b.z * s, b.w * s)};
+      std::uint32_t v4[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        float2 const a = *reinterpret_cast<float2 const*>(t + tile_major_offset(r % tm, c + 2 * k, D));
+        v4[k] = E::pack(a.x * s, a.y * s);
+      }
+      uint4 const v{v4[0], v4[1], v4[2], v4[3]};
       *reinterpret_cast<uint4*>(static_cast<T*>(out.data) + row_offset(g, out, row, g.seqlen_q, h) + c) = v;
     }
   }

@@ -6,6 +6,7 @@
 #        scripts/ab.sh profile DIR SKIP SHAPE   (SKIP: main-kernel launches to skip; rt_bench shapes
 #        runs 13 backwards per strategy, the 5 named strategies first, then fa3 atomic: 3 = the
 #        first timed det run, 68 = the first timed atomic one)
+# KERNEL_REGEX picks the profiled kernel (default: either family's backward main kernel).
 # Logs under $OUT (or ./out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,11 +15,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 if [[ "${1:-}" == profile ]]; then
   [[ $# -eq 4 ]] || { echo "ab.sh: error: usage: scripts/ab.sh profile DIR SKIP SHAPE" >&2; exit 2; }
   dir=$2 skip=$3 shape=$4 rep=/tmp/dash-profile
-  timeout -k 5 "${PROFILE_LIMIT_S:-200}" ncu --clock-control none -k regex:bwd_main --launch-skip "$skip" \
+  timeout -k 5 "${PROFILE_LIMIT_S:-200}" ncu --clock-control none -k "regex:${KERNEL_REGEX:-bwd_(main_)?kernel}" --launch-skip "$skip" \
     --launch-count 1 --set full --import-source yes -f -o "$rep" "$dir/rt_bench" shapes "$shape" > /dev/null 2>&1
   echo "ncu rc=$?"
   ncu -i "$rep.ncu-rep" --page details > "$out/profile.details.txt" 2>&1
-  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$out/profile.sass.csv" 2>&1
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass 2>&1 | gzip > "$out/profile.sass.csv.gz"
   ncu -i "$rep.ncu-rep" --page raw --csv > "$rep.raw.csv" 2>&1
   python3 - "$rep.raw.csv" <<'PY'
 import csv, sys

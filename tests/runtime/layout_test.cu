@@ -80,28 +80,38 @@ TEST_CASE("swz_frag catches a wrong lane pattern", "[layout]") {
   REQUIRE(mismatches > 0);
 }
 
-TEST_CASE("tile-major dQ: the swizzle is a permutation of each tile and keeps 16-byte chunks whole",
+TEST_CASE("tile-major dQ: a permutation of each tile, laid out as the warpgroups hold the partial",
           "[layout]") {
   for (auto const [tm, d] : {std::pair{64, 128}, std::pair{128, 64}}) {
     std::vector<int> seen(static_cast<std::size_t>(tm * d), 0);
     for (int r = 0; r < tm; ++r) {
       for (int c = 0; c < d; ++c) {
         int const at = dash::rt::tile_major_offset(r, c, d);
-        REQUIRE(at >= r * d);  // a row stays within its own d floats
-        REQUIRE(at < (r + 1) * d);
-        REQUIRE(at % 4 == c % 4);  // four consecutive columns stay one 16-byte chunk
+        REQUIRE(at >= 0);
+        REQUIRE(at < tm * d);
+        if (c % 2 == 1) REQUIRE(at == dash::rt::tile_major_offset(r, c - 1, d) + 1);  // column pairs adjacent
         ++seen[static_cast<std::size_t>(at)];
       }
     }
     for (int n : seen) REQUIRE(n == 1);
-  }
-  // The 8 rows of an accumulator fragment write column pair (2 t, 2 t + 1) of one 8-column block
-  // into 8 distinct 16-byte chunks modulo 8: distinct banks, no conflict.
-  for (int j = 0; j < 8; ++j) {
-    std::vector<int> chunk_mod8;
-    for (int r = 0; r < 8; ++r) chunk_mod8.push_back((dash::rt::tile_major_offset(r, 8 * j, 128) / 4) % 8);
-    for (int a = 0; a < 8; ++a) {
-      for (int b = a + 1; b < 8; ++b) REQUIRE(chunk_mod8[static_cast<std::size_t>(a)] != chunk_mod8[static_cast<std::size_t>(b)]);
+    // The m64n64 accumulator of each 64 x 64 share: thread t's column block j (rows 16 w + g and
+    // + 8, columns 8 j + 2 c and + 1) is the 16 bytes at 512 j + 4 t of the share, so a warp's
+    // store of one block covers 512 contiguous bytes (every bank four times, no conflict).
+    for (int share = 0; share < tm * d / 4096; ++share) {
+      int const r0 = (share / (d / 64)) * 64;
+      int const c0 = (share % (d / 64)) * 64;
+      for (int t = 0; t < 128; ++t) {
+        int const w = t / 32;
+        int const g = (t % 32) / 4;
+        int const cp = t % 4;
+        for (int j = 0; j < 8; ++j) {
+          for (int e = 0; e < 4; ++e) {
+            int const r = r0 + 16 * w + g + 8 * (e / 2);
+            int const c = c0 + 8 * j + 2 * cp + e % 2;
+            REQUIRE(dash::rt::tile_major_offset(r, c, d) == share * 4096 + 512 * j + 4 * t + e);
+          }
+        }
+      }
     }
   }
 }

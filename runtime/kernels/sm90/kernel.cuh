@@ -29,6 +29,7 @@
 #include "runtime/kernel_params.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/sm90/mbarrier.cuh"
+#include "runtime/kernels/sm90/stmatrix.cuh"
 #include "runtime/kernels/sm90/tensor_maps.h"
 #include "runtime/kernels/sm90/tma.cuh"
 #include "runtime/kernels/sm90/warpgroup.cuh"
@@ -167,9 +168,11 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
     }
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
-      mbar_wait(smem_u32(&sm.q_empty[s]), ((step / C::kStages) & 1) ^ 1);
+      // The schedule's lookups (global loads) before the wait for a free stage, so their latency
+      // hides behind it.
       int const i = Policy::q_tile_at(p.tables, item, t);
       int const rank = p.deterministic != 0 ? Policy::dq_rank(p.tables, item, t, i) : 0;
+      mbar_wait(smem_u32(&sm.q_empty[s]), ((step / C::kStages) & 1) ^ 1);
       int const m0 = i * C::kTM;
       int const stat_row = stat_base + m0;
       sm.step[s] = StepInfo{i, rank, stat_row % 4};
@@ -281,6 +284,12 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
   // dQ share of this warpgroup: rows q_off.., columns d_off..
   int const q_off = C::kDqByRows ? 64 * wg : 0;
   int const d_off = C::kDqByRows ? 0 : (D / 2) * wg;
+  // Descriptors of the operands that stay put: this warpgroup's K and V rows (K-major), dS^T
+  // and K as the dQ GEMM reads them (MN-major).
+  std::uint64_t const k_desc = k_major(k_s + wg * 64 * 128);
+  std::uint64_t const v_desc = k_major(v_s + wg * 64 * 128);
+  std::uint64_t const ds_t_desc = mn_major(ds_s + (q_off / 64) * kKvBlock, kKvBlock);
+  std::uint64_t const k_t_desc = mn_major(k_s + (d_off / 64) * kKvBlock, kKvBlock);
 
   int step = 0;  // steps of this CTA so far: the Q ring's and the dQ buffers' position
   for (int k = 0;; ++k) {
@@ -314,19 +323,22 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       // S^T and dP^T of this warpgroup's 64 KV rows: M = 64 (KV), N = TM (Q), K = D.
       float st[TM / 2];
       float dpt[TM / 2];
+      // Descriptors: one per operand and step, the k-steps a constant further each.
+      std::uint64_t const q_desc = k_major(q_s);
+      std::uint64_t const do_desc = k_major(do_s);
       fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const kv_off = (kk / 4) * kKvBlock + wg * 64 * 128 + (kk % 4) * 32;
+        std::uint32_t const kv_off = (kk / 4) * kKvBlock + (kk % 4) * 32;
         std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
-        mma_ss<DT, TM>(st, k_major(k_s + kv_off), k_major(q_s + q_off_b), kk > 0);
+        mma_ss<DT, TM>(st, desc_advance(k_desc, kv_off), desc_advance(q_desc, q_off_b), kk > 0);
       }
       commit();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const kv_off = (kk / 4) * kKvBlock + wg * 64 * 128 + (kk % 4) * 32;
+        std::uint32_t const kv_off = (kk / 4) * kKvBlock + (kk % 4) * 32;
         std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
-        mma_ss<DT, TM>(dpt, k_major(v_s + kv_off), k_major(do_s + q_off_b), kk > 0);
+        mma_ss<DT, TM>(dpt, desc_advance(v_desc, kv_off), desc_advance(do_desc, q_off_b), kk > 0);
       }
       commit();
 
@@ -339,19 +351,29 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
                              : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
                                 visible(g, mask_kind, m0, n0 + TN - 1, len_q, len_k));
       int const kv_base = n0 + 64 * wg + 16 * wq + gq;
+      // Two straight-line loops, not a mask test per element: the exponentials then overlap the
+      // dP^T GEMM still in flight (a branch per element let ptxas sink them past the wait).
+      if (whole) {
 #pragma unroll
-      for (int j = 0; j < TM / 8; ++j) {
-        int const col = 8 * j + 2 * t4;
-        float2 const lse = make_float2(lse_s[col], lse_s[col + 1]);
+        for (int j = 0; j < TM / 8; ++j) {
+          int const col = 8 * j + 2 * t4;
+          float const lse[2] = {lse_s[col], lse_s[col + 1]};
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          float x = st[4 * j + e] * g.scale_log2 - ((e & 1) ? lse.y : lse.x);
-          if (!whole && !visible(g, mask_kind, m0 + col + (e & 1), kv_base + 8 * (e >> 1), len_q, len_k)) {
-            x = -INFINITY;
+          for (int e = 0; e < 4; ++e) st[4 * j + e] = warp::ex2(st[4 * j + e] * g.scale_log2 - lse[e & 1]);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < TM / 8; ++j) {
+          int const col = 8 * j + 2 * t4;
+          float const lse[2] = {lse_s[col], lse_s[col + 1]};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            bool const seen = visible(g, mask_kind, m0 + col + (e & 1), kv_base + 8 * (e >> 1), len_q, len_k);
+            st[4 * j + e] = warp::ex2(seen ? st[4 * j + e] * g.scale_log2 - lse[e & 1] : -INFINITY);
           }
-          st[4 * j + e] = warp::ex2(x);
         }
       }
+      fence_operand(st);
       wait<0>();
       fence_operand(dpt);
       // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
@@ -371,24 +393,24 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       }
 
       // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major.
+      std::uint64_t const do_t_desc = mn_major(do_s, kQBlock);
       fence();
 #pragma unroll
-      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], mn_major(do_s + c * 2048, kQBlock));
+      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
       commit();
 
-      // dS^T into shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle).
+      // dS^T into shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle): one
+      // stmatrix per k-block c of the fragment, the warp's 16 KV rows times Q columns 16 c.. as
+      // four 8 x 8 matrices (rows + 0 / + 8, columns + 0 / + 8: dsa[c][0..3]). Lane l addresses
+      // row l % 8 of matrix l / 8; its 16-byte chunk 2 (c % 4) + l / 16 of the 64-column block
+      // c / 4 sits at that chunk XOR the row's (l % 8).
       named_barrier(kBarDsFree, kMmaThreads);
+      {
+        int const mat = lane / 8;
+        std::uint32_t const row_at = ds_s + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
+        std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
 #pragma unroll
-      for (int j = 0; j < TM / 8; ++j) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          int const row = 64 * wg + 16 * wq + gq + 8 * half;
-          int const qcol = 8 * j + 2 * t4;
-          std::uint32_t const at = (qcol / 64) * kKvBlock + row * 128 + ((((qcol % 64) / 8) ^ (row % 8)) * 16) +
-                                   (qcol % 8) * 2;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ds_s + at), "r"(dsa[j / 2][2 * (j & 1) + half])
-                       : "memory");
-        }
+        for (int c = 0; c < TM / 16; ++c) stmatrix_x4(row_at + (c / 4) * kKvBlock + ((32 * (c % 4)) ^ swz), dsa[c]);
       }
       fence_proxy_async_shared();
       named_barrier(kBarDsFull, kMmaThreads);
@@ -399,15 +421,14 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       float dq[32];
 #pragma unroll
       for (int kk = 0; kk < TN / 16; ++kk) {
-        std::uint64_t const a = mn_major(ds_s + (q_off / 64) * kKvBlock + kk * 2048, kKvBlock);
-        std::uint64_t const bk = mn_major(k_s + (d_off / 64) * kKvBlock + kk * 2048, kKvBlock);
-        mma_ss_n64<DT, 1, 1>(dq, a, bk, kk > 0);
+        mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, kk * 2048), desc_advance(k_t_desc, kk * 2048), kk > 0);
       }
       commit();
 
       // dK += dS^T Q: M = 64 (KV), N = D, K = TM (Q); Q is [Q][D], N-major.
+      std::uint64_t const q_t_desc = mn_major(q_s, kQBlock);
 #pragma unroll
-      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], mn_major(q_s + c * 2048, kQBlock));
+      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], desc_advance(q_t_desc, c * 2048));
       commit();
 
       // The partial to the writer through buffer step % kDqBuffers (dV and dQ done, dK running).
@@ -415,17 +436,11 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       fence_operand(dq);
       int const buf = step % C::kDqBuffers;
       mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
-      float* stage = sm.dq[buf];
+      // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
+      // accumulator is 128 threads x 4 floats.
+      float4* stage = reinterpret_cast<float4*>(sm.dq[buf] + (q_off / 64) * (D / 64) * 4096 + (d_off / 64) * 4096) + wtid;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          int const row = q_off + 16 * wq + gq + 8 * half;
-          int const col = d_off + 8 * j + 2 * t4;
-          *reinterpret_cast<float2*>(stage + tile_major_offset(row, col, D)) =
-              make_float2(dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
-        }
-      }
+      for (int j = 0; j < 8; ++j) stage[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
       if (mma_leader) {
         sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank};
       }
