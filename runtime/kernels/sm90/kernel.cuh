@@ -45,6 +45,21 @@
 namespace dash::rt::sm90 {
 
 inline constexpr int kThreads = 384;
+// Step-order switches, for A/B builds (scripts/variant.sh "-DDASH_SM90_...=0"); the defaults are
+// what measured fastest on the H200 (docs/results/2026-12-02-h200-sm90-step-order.md).
+#ifndef DASH_SM90_DS_FIRST
+#define DASH_SM90_DS_FIRST 1
+#endif
+#ifndef DASH_SM90_DS_STAGES
+#define DASH_SM90_DS_STAGES 2
+#endif
+#ifndef DASH_SM90_DEFER_RELEASE
+#define DASH_SM90_DEFER_RELEASE 1
+#endif
+/// Deferred release of a Q stage (compute()): at head dim 128 only; at 64 the longer-lived
+/// registers make ptxas serialize the wgmma instructions.
+template <int D>
+inline constexpr bool kDeferRelease = DASH_SM90_DEFER_RELEASE != 0 && D == 128;
 inline constexpr int kProducerRegs = 24;
 inline constexpr int kMmaRegs = 240;
 // setmaxnreg moves registers within the CTA's pool: 384 threads times the launch bound's 168 per
@@ -60,6 +75,12 @@ struct Tiles {
   static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
   static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
+  /// dS^T buffers: with two, a warpgroup may store step t's dS^T while the other still runs step
+  /// t - 1's dQ GEMM, and the barrier that waits for it goes (head dim 128: the shared memory
+  /// has room for the second one only there).
+  static constexpr int kDsStages = (DASH_SM90_DS_STAGES == 2 && D == 128) ? 2 : 1;
+  /// dS^T stored before the dV GEMM is issued (head dim 64), else after.
+  static constexpr bool kDsFirst = DASH_SM90_DS_FIRST != 0 && D == 64;
   /// dQ between the two MMA warpgroups: by rows where the Q tile has two 64-row halves, else by
   /// columns. Either way a warpgroup's share is one 64 x kDqN wgmma tile.
   static constexpr bool kDqByRows = kTM == 128;
@@ -101,7 +122,7 @@ struct SharedStorage {
   std::uint16_t v[C::kTN * D];
   std::uint16_t q[C::kStages][C::kTM * D];  ///< [D / 64][kTM][64]
   std::uint16_t dout[C::kStages][C::kTM * D];
-  std::uint16_t ds[C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
+  std::uint16_t ds[C::kDsStages][C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
   float dq[C::kDqBuffers][C::kDqFloats];  ///< tile-major (TileMajorDq)
   float lse[C::kStages][C::kStatStride];
   float dpsum[C::kStages][C::kStatStride];
@@ -278,7 +299,8 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
 
   std::uint32_t const k_s = smem_u32(sm.k);
   std::uint32_t const v_s = smem_u32(sm.v);
-  std::uint32_t const ds_s = smem_u32(sm.ds);
+  std::uint32_t const ds_s = smem_u32(sm.ds[0]);
+  constexpr std::uint32_t kDsBytes = sizeof(sm.ds[0]);
   constexpr std::uint32_t kKvBlock = TN * 128;  // bytes of a 64-column block of K, V, dS^T
   constexpr std::uint32_t kQBlock = TM * 128;   // of Q, dO
   // dQ share of this warpgroup: rows q_off.., columns d_off..
@@ -293,6 +315,10 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
 
   int step = 0;  // steps of this CTA so far: the Q ring's and the dQ buffers' position
   for (int k = 0;; ++k) {
+    // The stage whose Q the previous step's dK GEMM may still read: released once this step's
+    // S^T is done (wgmma groups complete in order), so that the next step's loads and S^T, dP^T
+    // issue overlap that dK GEMM instead of waiting for it.
+    int held = -1;
     mbar_wait(smem_u32(&sm.kv_full), k & 1);
     ItemInfo const item = sm.item;
     if (item.batch < 0) break;
@@ -346,6 +372,7 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2.
       wait<1>();
       fence_operand(st);
+      if (kDeferRelease<D> && held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
       bool const whole = mask_kind == kMaskFull
                              ? (m0 + TM <= len_q && n0 + TN <= len_k)
                              : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
@@ -392,25 +419,34 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
         dsa[j / 2][2 * (j & 1) + 1] = E::pack(dsv[2], dsv[3]);
       }
 
-      // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major.
+      // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major. And dS^T into
+      // shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle): one stmatrix
+      // per k-block c of the fragment, the warp's 16 KV rows times Q columns 16 c.. as four 8 x 8
+      // matrices (rows + 0 / + 8, columns + 0 / + 8: dsa[c][0..3]). Lane l addresses row l % 8 of
+      // matrix l / 8; its 16-byte chunk 2 (c % 4) + l / 16 of the 64-column block c / 4 sits at
+      // that chunk XOR the row's (l % 8). kDsFirst: the store before the dV issue, so that the
+      // other warpgroup's wait for it is shorter.
       std::uint64_t const do_t_desc = mn_major(do_s, kQBlock);
-      fence();
+      int const ds_buf = step % C::kDsStages;
+      if constexpr (!C::kDsFirst) {
+        fence();
 #pragma unroll
-      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
-      commit();
-
-      // dS^T into shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle): one
-      // stmatrix per k-block c of the fragment, the warp's 16 KV rows times Q columns 16 c.. as
-      // four 8 x 8 matrices (rows + 0 / + 8, columns + 0 / + 8: dsa[c][0..3]). Lane l addresses
-      // row l % 8 of matrix l / 8; its 16-byte chunk 2 (c % 4) + l / 16 of the 64-column block
-      // c / 4 sits at that chunk XOR the row's (l % 8).
-      named_barrier(kBarDsFree, kMmaThreads);
+        for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
+        commit();
+      }
+      if constexpr (C::kDsStages == 1) named_barrier(kBarDsFree, kMmaThreads);
       {
         int const mat = lane / 8;
-        std::uint32_t const row_at = ds_s + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
+        std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
         std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
 #pragma unroll
         for (int c = 0; c < TM / 16; ++c) stmatrix_x4(row_at + (c / 4) * kKvBlock + ((32 * (c % 4)) ^ swz), dsa[c]);
+      }
+      if constexpr (C::kDsFirst) {
+        fence();
+#pragma unroll
+        for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
+        commit();
       }
       fence_proxy_async_shared();
       named_barrier(kBarDsFull, kMmaThreads);
@@ -421,7 +457,8 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       float dq[32];
 #pragma unroll
       for (int kk = 0; kk < TN / 16; ++kk) {
-        mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, kk * 2048), desc_advance(k_t_desc, kk * 2048), kk > 0);
+        mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, ds_buf * kDsBytes + kk * 2048), desc_advance(k_t_desc, kk * 2048),
+                             kk > 0);
       }
       commit();
 
@@ -446,10 +483,20 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       }
       fence_proxy_async_shared();
       mbar_arrive(smem_u32(&sm.dq_full[buf]));
+      if (kDeferRelease<D>) {
+        held = s;
+      } else {
+        wait<0>();
+        fence_operand(dv);
+        fence_operand(dk);
+        mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
+      }
+    }
+    if (kDeferRelease<D>) {
       wait<0>();
       fence_operand(dv);
       fence_operand(dk);
-      mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
+      if (held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
     }
     mbar_arrive(smem_u32(&sm.kv_empty));  // K, V and sm.item may be refilled
 
@@ -558,6 +605,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
 inline constexpr int kSmemSlack = 1024;
 template <int D>
 inline constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<D>)) + kSmemSlack;
+static_assert(kSmemBytes<64> <= 227 * 1024 && kSmemBytes<128> <= 227 * 1024, "the H100/H200 opt-in shared memory per block");
 
 template <class Policy, int D, int DT>
 void launch(BwdParams const& params, int grid, cudaStream_t stream) {

@@ -30,7 +30,10 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
 }
 /// The same descriptor `bytes` further (a multiple of 16; the start address field does not carry).
 __device__ __forceinline__ std::uint64_t desc_advance(std::uint64_t desc, std::uint32_t bytes) {
-  return desc + (bytes >> 4);
+  // A 32-bit add on the low word: the start address (bits 0..13) of a valid shared address plus
+  // an in-bounds offset never carries into the leading byte offset above it.
+  std::uint32_t const lo = static_cast<std::uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
 }
 
 /// Orders earlier register and shared-memory accesses before the next wgmma of the warpgroup.
