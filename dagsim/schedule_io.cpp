@@ -12,8 +12,10 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
+#include <set>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -317,13 +319,26 @@ std::vector<std::vector<int>> read_dkv_order(json const* v, std::string const& p
 
 json parse_document(std::string const& text) {
   // nlohmann's parser keeps its own stack, but a depth cap still turns "[[[[...]]]]" into one
-  // short error before it builds anything large.
-  json::parser_callback_t const limit_depth = [](int depth, json::parse_event_t, json&) {
+  // short error before it builds anything large. It also lets a repeated key overwrite the first
+  // (two "launch" keys: the last wins), which a strict format refuses: the keys of each open
+  // object are tracked here.
+  std::vector<std::set<std::string>> open_objects;
+  json::parser_callback_t const check = [&open_objects](int depth, json::parse_event_t event, json& parsed) {
     if (depth > kMaxDepth) user_error("JSON nested deeper than {} levels", kMaxDepth);
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      if (!open_objects.empty()) open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects.empty()) {
+      std::string const& key = parsed.get_ref<std::string const&>();
+      if (!open_objects.back().insert(key).second) {
+        user_error("malformed JSON: duplicate key {} in one object", quoted(key.substr(0, kMaxNameLength)));
+      }
+    }
     return true;
   };
   try {
-    return json::parse(text, limit_depth, true, false);
+    return json::parse(text, check, true, false);
   } catch (json::exception const& e) {
     std::string message = e.what();
     // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."

@@ -283,6 +283,33 @@ TEST_CASE("schedule_io: malformed and adversarial documents are UserErrors namin
   CHECK(error_of(good.dump()) == "(no error)");
 }
 
+TEST_CASE("schedule_io: a key given twice in one object is refused, wherever it is", "[schedule_io]") {
+  ScheduleDocument const doc = random_document(small_problem(), 4, LaunchModel::kPersistent, 7);
+  std::string const text = json::parse(to_json(doc)).dump();
+  REQUIRE(error_of(text) == "(no error)");
+  auto with = [&](std::string const& anchor, std::string const& extra) {
+    std::size_t const at = text.find(anchor);
+    REQUIRE(at != std::string::npos);
+    std::string t = text;
+    t.insert(at + anchor.size(), extra);
+    return t;
+  };
+  // At the top level: a second "launch" (nlohmann keeps the last one; the format refuses both).
+  std::string const top = with("{", "\"launch\":\"persistent\",");
+  CHECK(error_of(top) == "malformed JSON: duplicate key \"launch\" in one object");
+  // Nested: inside "machine".
+  std::string const nested = with("\"machine\":{", "\"sms\":4,");
+  CHECK(error_of(nested) == "malformed JSON: duplicate key \"sms\" in one object");
+  // A key with a newline and 10000 bytes still makes one short line.
+  std::string const odd = with("{", "\"a\\n" + std::string(10000, 'b') + "\":1,\"a\\n" + std::string(10000, 'b') + "\":2,");
+  std::string const message = error_of(odd);
+  CHECK(message.rfind("malformed JSON: duplicate key", 0) == 0);
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(message.size() < 400);
+  // The same key in different objects is fine (every CTA object has "items").
+  CHECK(text.find("\"items\"") != text.rfind("\"items\""));
+}
+
 TEST_CASE("schedule_io: GQA dK/dV ranks are checked against the group", "[schedule_io]") {
   Problem p = small_problem();
   p.q_heads = 4;
