@@ -389,13 +389,25 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
           for (int e = 0; e < 4; ++e) st[4 * j + e] = warp::ex2(st[4 * j + e] * g.scale_log2 - lse[e & 1]);
         }
       } else {
+        // visible() per element, folded into four compares against per-thread bounds: element
+        // (j, e) is query qa + 8 j + (e & 1), key kv_base + 8 (e >> 1), so its distance from the
+        // band's diagonal is base + c with c = 8 (e >> 1) - 8 j - (e & 1), a constant.
+        int const qa = m0 + 2 * t4;
+        int const base = kv_base - qa - (len_k - len_q);
+        int const left = mask_kind == kMaskWindow ? g.mask_left : kUnboundedSide;
+        int const right = mask_kind == kMaskWindow ? g.mask_right : (mask_kind == kMaskCausal ? 0 : kUnboundedSide);
+        int const lo = -left - base;
+        int const hi = right - base;
+        int const q_lim = len_q - qa;
+        int const kv_lim = len_k - kv_base;
 #pragma unroll
         for (int j = 0; j < TM / 8; ++j) {
           int const col = 8 * j + 2 * t4;
           float const lse[2] = {lse_s[col], lse_s[col + 1]};
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            bool const seen = visible(g, mask_kind, m0 + col + (e & 1), kv_base + 8 * (e >> 1), len_q, len_k);
+            int const c = 8 * (e >> 1) - 8 * j - (e & 1);
+            bool const seen = c >= lo && c <= hi && 8 * j + (e & 1) < q_lim && 8 * (e >> 1) < kv_lim;
             st[4 * j + e] = warp::ex2(seen ? st[4 * j + e] * g.scale_log2 - lse[e & 1] : -INFINITY);
           }
         }
