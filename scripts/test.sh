@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Sets up, builds (warnings as errors) and runs every test. GPU tests skip without a GPU.
+# Sets up, builds (warnings as errors) and runs every test. GPU tests skip without a GPU. Then the
+# CPU tests again, host code built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (DASH_SANITIZE, build-asan; CUDA and the code generator are left out of that build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON
 cmake --build build --parallel "$(nproc)"
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_SANITIZE=ON \
+  -DDASH_CUDA=OFF -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF
+cmake --build build-asan --parallel "$(nproc)"
+ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)"
