@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git python3
   libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev
-  clang-22 libclang-22-dev llvm-22-dev
+  clang-22 libclang-22-dev llvm-22-dev libclang-rt-22-dev
 )
 
 missing=()
