@@ -22,10 +22,10 @@ CostModel paper_model(Cycles compute, Cycles reduce) {
 }
 
 CostModel default_model(Problem const& problem) {
-  // Per-SM rates in cycles at ~1.98 GHz on an H200 (reference/peers.md): a portable mma.sync
-  // kernel sustains about 1024 bf16 FLOP/cycle/SM (~36% of the 746 TFLOP/s matmul ceiling);
-  // a reduce-add streams ~32 B/cycle/SM into L2; one ticket hand-off is ~1000 cycles (measured
-  // 823-1232 one-way).
+  // Per-SM rates in cycles at ~1.98 GHz on an H200: the portable mma.sync kernel sustains about
+  // 1024 bf16 FLOP/cycle/SM (~290 TFLOP/s backward at d128 8k on 132 SMs,
+  // docs/results/2026-12-01-h200-symmetric-k2-first-store.md); a reduce-add streams ~32
+  // B/cycle/SM into L2; one ticket hand-off is ~1000 cycles (measured 823-1232 one-way).
   std::int64_t const tm = problem.tile_m;
   std::int64_t const tn = problem.tile_n;
   std::int64_t const d = problem.head_dim;

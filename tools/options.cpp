@@ -85,6 +85,7 @@ sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& probl
   if (o.has("c")) cost.compute = checked("c", o.c, 1);
   if (o.has("r")) cost.reduce = checked("r", o.r, 0);
   if (o.has("latency")) cost.latency = checked("latency", o.latency, 0);
+  if (o.has("r-kv")) cost.reduce_kv = checked("r-kv", o.r_kv, 0);
   if (o.has("dq-buffer")) {
     if (o.dq_buffer < 0 || o.dq_buffer > 64) {
       user_error("--dq-buffer must be in 0..64, got {}", o.dq_buffer);
@@ -133,6 +134,7 @@ void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
   sub.add_option("--c", o.c, "cycles of one full step (overrides the model)");
   sub.add_option("--r", o.r, "cycles of one dQ reduce-add (overrides the model)");
   sub.add_option("--latency", o.latency, "cycles of a ticket hand-off (overrides the model)");
+  sub.add_option("--r-kv", o.r_kv, "GQA: cycles of one dK/dV reduce-add of a KV tile (overrides the model)");
   sub.add_option("--dq-buffer", o.dq_buffer, "dQ buffer depth, 0 = paper model (overrides)");
   if (flags.strategy) {
     sub.add_option("--strategy", o.strategy,

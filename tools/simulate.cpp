@@ -99,6 +99,7 @@ void run_simulate(SimulateOptions const& opts) {
          {{"c", resolved.cost.compute},
           {"r", resolved.cost.reduce},
           {"latency", resolved.cost.latency},
+          {"r_kv", resolved.cost.reduce_kv},
           {"dq_buffer", resolved.cost.dq_buffer},
           {"proportional", resolved.cost.proportional}}},
         {"steps", result.steps},

@@ -159,6 +159,33 @@ TEST_CASE("cli: explicit cost flags override the model", "[cli]") {
         dash::sim::simulate(p, m, cost, dash::sim::make_strategy("fa3", p, m)).makespan);
 }
 
+TEST_CASE("cli: the GQA dK/dV reduce cost is printed and takes --r-kv", "[cli]") {
+  // GQA 4 / 2, so that the dK/dV epilogue (r_kv) is on the critical path's candidates.
+  std::string const gqa = "--sms 4 --batch 1 --heads 4 --kv-heads 2 --seqlen 512 --head-dim 64 --mask causal";
+  Output const d = run_dash(fmt::format("simulate {} --json", gqa));
+  REQUIRE(d.rc == 0);
+  json const jd = json::parse(d.out);
+  dash::sim::Problem p;
+  p.q_heads = 4;
+  p.kv_heads = 2;
+  p.seqlen_q = p.seqlen_k = 512;
+  p.head_dim = 64;
+  p.tile_m = 128;
+  p.tile_n = 128;
+  p.mask = dash::sim::Mask{dash::sim::MaskKind::kCausal, 0, 0};
+  CHECK(jd["model"]["r_kv"] == dash::sim::default_model(p).reduce_kv);
+  Output const o = run_dash(fmt::format("simulate {} --r-kv 123456 --json", gqa));
+  REQUIRE(o.rc == 0);
+  json const j = json::parse(o.out);
+  CHECK(j["model"]["r_kv"] == 123456);
+  auto cost = dash::sim::default_model(p);
+  cost.reduce_kv = 123456;
+  auto const m = dash::sim::machine_with_sms(4);
+  CHECK(j["makespan"].get<std::int64_t>() ==
+        dash::sim::simulate(p, m, cost, dash::sim::make_strategy("fa3", p, m)).makespan);
+  CHECK(j["makespan"].get<std::int64_t>() > jd["makespan"].get<std::int64_t>());
+}
+
 TEST_CASE("cli: simulate prints a human table", "[cli]") {
   Output const o = run_dash(fmt::format("simulate {}", kSmall));
   REQUIRE(o.rc == 0);
@@ -305,6 +332,7 @@ TEST_CASE("cli: every bad input is one error line and exit code 2", "[cli]") {
       {"simulate --c 0", "--c must be in 1..1000000000"},
       {"simulate --c 99999999999", "--c must be in"},
       {"simulate --latency -5", "--latency must be in"},
+      {"simulate --r-kv -1", "--r-kv must be in 0..1000000000"},
       {"simulate --dq-buffer 1000", "--dq-buffer must be in 0..64"},
       {"simulate --launch eager", "unknown launch model 'eager'"},
       {"simulate --seqlens 512,abc", "--seqlens: 'abc' is not a positive integer"},
