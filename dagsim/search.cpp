@@ -194,6 +194,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     }
     for (auto const& st : streams) {
       stats.evaluations += st->stats().proposed;
+      stats.local_evaluations += st->stats().proposed;
       stats.improved += st->stats().improved;
       stats.equal += st->stats().equal;
       stats.worse += st->stats().worse;

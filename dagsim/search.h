@@ -32,9 +32,10 @@ struct SearchOptions {
   std::uint64_t seed = 1;
   int threads = 1;                ///< workers; never changes the result (streams are fixed)
   LaunchModel launch = LaunchModel::kPersistent;
-  /// > 0: stop after this many local-search evaluations (checked at round ends). With it the
-  /// result does not depend on the machine's speed either; the JSON reports the count reached, so
-  /// a time-budgeted run can be replayed exactly.
+  /// > 0: stop at the first round end with at least this many local-search evaluations. With it
+  /// the result does not depend on the machine's speed either; SearchStats::local_evaluations
+  /// (the JSON's `local_evaluations`) is the count reached, so a time-budgeted run is replayed
+  /// exactly by passing it back.
   std::int64_t max_evaluations = 0;
   int streams = 8;                ///< independent deterministic search streams
   bool pair = false;              ///< also search the 2-CTA mode (search_pair.h)
@@ -45,6 +46,9 @@ struct SearchOptions {
 /// Why candidates died, counted per stage (Timeloop-style histogram).
 struct SearchStats {
   std::int64_t evaluations = 0;   ///< cheap (first-come) evaluations, seeds included
+  /// Local-search evaluations of this search alone (no seeds, no --pair search): what
+  /// SearchOptions::max_evaluations counts, so passing it back replays a timed run exactly.
+  std::int64_t local_evaluations = 0;
   std::int64_t simulations = 0;   ///< full simulate() runs (named strategies, confirmations)
   std::int64_t invalid = 0;       ///< a seed or candidate that failed validate()
   std::int64_t deadlock = 0;      ///< ... failed it with a deadlock

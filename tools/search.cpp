@@ -91,6 +91,7 @@ nlohmann::json to_json(sim::SearchResult const& r) {
       {"speedup_over_best_named",
        r.makespan > 0 ? static_cast<double>(r.best_named_makespan) / static_cast<double>(r.makespan) : 0.0},
       {"evaluations", r.stats.evaluations},
+      {"local_evaluations", r.stats.local_evaluations},
       {"simulations", r.stats.simulations},
       {"rounds", r.stats.rounds},
       {"died", {{"invalid", r.stats.invalid}, {"deadlock", r.stats.deadlock}, {"worse", r.stats.worse}}},

@@ -199,6 +199,27 @@ TEST_CASE("search: same seed, same answer, whatever the thread count", "[search]
   CHECK(one.stats.evaluations == two.stats.evaluations);
 }
 
+TEST_CASE("search: a timed run is replayed exactly by its local_evaluations", "[search]") {
+  Problem const p = shape(1, 6, 2304, 2304, "causal");
+  Machine const m = machine_with_sms(17);
+  CostModel const cost = default_model(p);
+  SearchOptions options;
+  options.seed = 7;
+  options.budget_ms = 150;
+  SearchResult const timed = search(p, m, cost, options);
+  REQUIRE(timed.stats.rounds >= 1);
+  REQUIRE(timed.stats.local_evaluations > 0);
+  // Seeds are evaluated too: the total is larger than what --evaluations counts.
+  CHECK(timed.stats.evaluations > timed.stats.local_evaluations);
+  options.budget_ms = 0;
+  options.max_evaluations = timed.stats.local_evaluations;
+  SearchResult const replay = search(p, m, cost, options);
+  CHECK(replay.stats.rounds == timed.stats.rounds);
+  CHECK(replay.stats.local_evaluations == timed.stats.local_evaluations);
+  CHECK(replay.schedule == timed.schedule);
+  CHECK(replay.makespan == timed.makespan);
+}
+
 TEST_CASE("search certifies small instances optimal", "[search]") {
   for (char const* mask : {"full", "causal"}) {
     for (int kv : {2, 3, 5, 6}) {
