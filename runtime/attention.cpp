@@ -14,6 +14,19 @@
 namespace dash::rt {
 namespace {
 
+/// The kernels' mask code (runtime/kernel_params.h) of a mask kind: one checked conversion.
+int mask_code(sim::MaskKind kind) {
+  switch (kind) {
+    case sim::MaskKind::kFull:
+      return kMaskFull;
+    case sim::MaskKind::kCausal:
+      return kMaskCausal;
+    case sim::MaskKind::kWindow:
+      return kMaskWindow;
+  }
+  user_error("unknown mask kind {}", static_cast<int>(kind));
+}
+
 /// Owns one cudaMalloc'd block.
 class DeviceBuffer {
  public:
@@ -227,7 +240,7 @@ Attention::Attention(sim::Problem problem, DType dtype, float softmax_scale) : s
   g.rows_padded = static_cast<int>(sz.rows_padded);
   g.cu_q = s.cu_q.as<int>();
   g.cu_k = s.cu_k.as<int>();
-  g.mask_kind = static_cast<int>(p.mask.kind);
+  g.mask_kind = mask_code(p.mask.kind);
   g.mask_left = p.mask.kind == sim::MaskKind::kWindow ? std::min(p.mask.left, kUnboundedSide) : kUnboundedSide;
   g.mask_right = p.mask.kind == sim::MaskKind::kWindow ? std::min(p.mask.right, kUnboundedSide)
                  : p.mask.kind == sim::MaskKind::kCausal ? 0
@@ -276,7 +289,7 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   wanted.head_dim = p.head_dim;
   wanted.tile_m = p.tile_m;
   wanted.tile_n = p.tile_n;
-  wanted.mask_kind = static_cast<int>(p.mask.kind);
+  wanted.mask_kind = mask_code(p.mask.kind);
   wanted.dtype = s.dtype;
   // Hash 0 matches no specialization (the registry keys them by non-zero hashes): generic.
   wanted.schedule_hash = choice == KernelChoice::kGeneric ? 0 : sim::schedule_hash(schedule);
