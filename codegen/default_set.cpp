@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "dagsim/error.h"
+#include "dagsim/named_run.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
@@ -13,24 +14,7 @@ namespace dash::codegen {
 
 sim::Schedule best_named_schedule(sim::Problem const& problem, sim::Machine const& machine,
                                   sim::CostModel const& cost, sim::LaunchModel launch) {
-  std::optional<sim::Schedule> best;
-  sim::Cycles best_makespan = 0;
-  std::string refusals;
-  for (auto const& name : sim::strategy_names()) {
-    try {
-      sim::Schedule schedule = sim::make_strategy(name, problem, machine, launch);
-      sim::validate(problem, machine, schedule);
-      sim::Cycles const makespan = sim::simulate(problem, machine, cost, schedule).makespan;
-      if (!best || makespan < best_makespan) {
-        best = std::move(schedule);
-        best_makespan = makespan;
-      }
-    } catch (UserError const& e) {
-      refusals += fmt::format(" {}: {};", name, e.what());
-    }
-  }
-  if (!best) user_error("no named strategy accepts this problem:{}", refusals);
-  return *best;
+  return sim::fastest(sim::run_all_named(problem, machine, cost, launch)).schedule;
 }
 
 std::vector<DefaultShape> default_shapes() {

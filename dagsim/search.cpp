@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dagsim/error.h"
+#include "dagsim/named_run.h"
 #include "dagsim/search_exact.h"
 #include "dagsim/search_pair.h"
 #include "dagsim/search_plan.h"
@@ -72,22 +73,20 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   // Stage 1: the named strategies, exactly as they are (their own ranks), by simulate().
   std::optional<Schedule> best_named;
   std::vector<Candidate> seeds;
-  for (auto const& name : strategy_names()) {
-    NamedResult named{name, std::nullopt, {}};
-    try {
-      Schedule schedule = make_strategy(name, problem, machine, options.launch);
-      validate(problem, machine, schedule);
-      Cycles const makespan = simulate(problem, machine, cost, schedule).makespan;
+  for (NamedRun& run : run_all_named(problem, machine, cost, options.launch)) {
+    NamedResult named{run.name, std::nullopt, {}};
+    if (run.ran()) {
+      Cycles const makespan = run.result->makespan;
       ++stats.simulations;
       named.makespan = makespan;
       if (!best_named || makespan < result.best_named_makespan) {
-        result.best_named = name;
+        result.best_named = run.name;
         result.best_named_makespan = makespan;
-        best_named = schedule;
+        best_named = run.schedule;
       }
-      if (plans_complete) seeds.push_back(Candidate{name, evaluator.from_schedule(schedule), {}});
-    } catch (UserError const& e) {
-      named.error = e.what();
+      if (plans_complete) seeds.push_back(Candidate{run.name, evaluator.from_schedule(run.schedule), {}});
+    } else {
+      named.error = run.refused;
       ++(named.error.find("deadlock") != std::string::npos ? stats.deadlock : stats.invalid);
     }
     result.named.push_back(std::move(named));

@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "dagsim/error.h"
+#include "dagsim/named_run.h"
 #include "dagsim/flops.h"
 #include "dagsim/median.h"
 #include "dagsim/schedule_io.h"
@@ -150,11 +151,10 @@ std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machi
         pred.makespan = r.makespan;
         pred.schedule = std::move(r.schedule);  // validated and simulated by search()
       } else {
-        sim::Schedule schedule =
-            sim::make_strategy(name, p, machine, sim::LaunchModel::kPersistent);
-        sim::validate(p, machine, schedule);
-        pred.makespan = sim::simulate(p, machine, cost, schedule).makespan;
-        pred.schedule = std::move(schedule);
+        sim::NamedRun run = sim::run_named(name, p, machine, cost, sim::LaunchModel::kPersistent);
+        if (!run.ran()) user_error("{}", run.refused);
+        pred.makespan = run.result->makespan;
+        pred.schedule = std::move(run.schedule);
       }
     } catch (UserError const& e) {
       pred.refused = e.what();

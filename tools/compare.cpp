@@ -10,6 +10,7 @@
 
 #include "dagsim/bounds.h"
 #include "dagsim/error.h"
+#include "dagsim/named_run.h"
 #include "dagsim/search.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
@@ -36,18 +37,17 @@ Record evaluate(std::string const& name, Resolved const& resolved,
                 std::optional<sim::Schedule> given) {
   Record record;
   record.name = name;
-  try {
-    record.schedule =
-        given ? *given
-              : sim::make_strategy(name, resolved.problem, resolved.machine, resolved.launch);
-    sim::validate(resolved.problem, resolved.machine, record.schedule);
-  } catch (UserError const& e) {
-    // A strategy outside its premise may refuse; the others still deserve a comparison. A given
-    // file that fails is the user's mistake and stops the command.
-    if (given) throw;
-    record.refused = e.what();
+  if (!given) {
+    // A strategy outside its premise may refuse; the others still deserve a comparison.
+    sim::NamedRun run = sim::run_named(name, resolved.problem, resolved.machine, resolved.cost, resolved.launch);
+    record.refused = std::move(run.refused);
+    record.schedule = std::move(run.schedule);
+    record.result = std::move(run.result);
     return record;
   }
+  // A given schedule (a file, search's) that fails is the user's mistake and stops the command.
+  record.schedule = *given;
+  sim::validate(resolved.problem, resolved.machine, record.schedule);
   record.result = sim::simulate(resolved.problem, resolved.machine, resolved.cost, record.schedule);
   return record;
 }
