@@ -1,6 +1,6 @@
 // dash search: the best deterministic schedule the model knows for a shape and GPU, with its
 // lower bound, gap and certificate (dagsim/search.h). The hidden --report runs the quality grid of
-// docs/results/search-quality-*.md.
+// docs/results/2026-11-29-model-search-quality*.md.
 #include "dagsim/search.h"
 
 #include <unistd.h>

@@ -8,8 +8,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "bench_table.py")
-DASH = os.path.join(ROOT, "docs", "results", "bench-2026-11-29c-dash.json")
-TORCH = os.path.join(ROOT, "docs", "results", "bench-2026-11-29c-torch.json")
+DASH = os.path.join(ROOT, "docs", "results", "raw", "bench-2026-11-29c-dash.json")
+TORCH = os.path.join(ROOT, "docs", "results", "raw", "bench-2026-11-29c-torch.json")
 failures = []
 
 
