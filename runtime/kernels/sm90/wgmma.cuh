@@ -68,29 +68,41 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
+// The instruction text of each form, for element type T ("bf16" or "f16"): accumulator registers
+// %0.., then the A descriptor or the four A registers, the B descriptor, the scale-D predicate
+// (from `accumulate`), the scales of A and B (1) and the transposes.
+#define DASH_WGMMA_ACC32                                                                 \
+  "{"                                                                                    \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"                \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"       \
+  "}"
+#define DASH_WGMMA_ACC64                                                                 \
+  "{"                                                                                    \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"                \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"      \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"      \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"       \
+  "}"
+#define DASH_WGMMA_SS_N64(T)                                                                        \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " DASH_WGMMA_ACC32 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
+#define DASH_WGMMA_SS_N128(T)                                                                       \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " " DASH_WGMMA_ACC64 ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+#define DASH_WGMMA_RS_N64(T)                                                                         \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                      \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " DASH_WGMMA_ACC32 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+#define DASH_WGMMA_RS_N128(T)                                                                        \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                                      \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " " DASH_WGMMA_ACC64 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+
 /// D (64 x 64, fp32) (+)= A (64 x 16, shared) * B (16 x 64, shared); TA/TB: operand MN-major.
 template <int DT, int TA, int TB>
 __device__ __forceinline__ void mma_ss_n64(float (&d)[32], std::uint64_t a, std::uint64_t b, int accumulate) {
   if constexpr (DT == 0) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
-        : DASH_WGMMA_OUT32(d)
-        : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
+    asm volatile(DASH_WGMMA_SS_N64("bf16") : DASH_WGMMA_OUT32(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
   } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
-        : DASH_WGMMA_OUT32(d)
-        : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
+    asm volatile(DASH_WGMMA_SS_N64("f16") : DASH_WGMMA_OUT32(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
   }
 }
 
@@ -98,29 +110,9 @@ __device__ __forceinline__ void mma_ss_n64(float (&d)[32], std::uint64_t a, std:
 template <int DT, int TA, int TB>
 __device__ __forceinline__ void mma_ss_n128(float (&d)[64], std::uint64_t a, std::uint64_t b, int accumulate) {
   if constexpr (DT == 0) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
-        : DASH_WGMMA_OUT64(d)
-        : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
+    asm volatile(DASH_WGMMA_SS_N128("bf16") : DASH_WGMMA_OUT64(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
   } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
-        : DASH_WGMMA_OUT64(d)
-        : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
+    asm volatile(DASH_WGMMA_SS_N128("f16") : DASH_WGMMA_OUT64(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
   }
 }
 
@@ -128,25 +120,13 @@ __device__ __forceinline__ void mma_ss_n128(float (&d)[64], std::uint64_t a, std
 template <int DT, int TB>
 __device__ __forceinline__ void mma_rs_n64(float (&d)[32], std::uint32_t const (&a)[4], std::uint64_t b, int accumulate) {
   if constexpr (DT == 0) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-        : DASH_WGMMA_OUT32(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
+    asm volatile(DASH_WGMMA_RS_N64("bf16")
+                 : DASH_WGMMA_OUT32(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
   } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-        : DASH_WGMMA_OUT32(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
+    asm volatile(DASH_WGMMA_RS_N64("f16")
+                 : DASH_WGMMA_OUT32(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
   }
 }
 
@@ -154,29 +134,13 @@ __device__ __forceinline__ void mma_rs_n64(float (&d)[32], std::uint32_t const (
 template <int DT, int TB>
 __device__ __forceinline__ void mma_rs_n128(float (&d)[64], std::uint32_t const (&a)[4], std::uint64_t b, int accumulate) {
   if constexpr (DT == 0) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-        : DASH_WGMMA_OUT64(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
+    asm volatile(DASH_WGMMA_RS_N128("bf16")
+                 : DASH_WGMMA_OUT64(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
   } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-        : DASH_WGMMA_OUT64(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
+    asm volatile(DASH_WGMMA_RS_N128("f16")
+                 : DASH_WGMMA_OUT64(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TB));
   }
 }
 
