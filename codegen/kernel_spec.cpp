@@ -6,6 +6,17 @@
 
 #include "dagsim/error.h"
 
+namespace dash::rt {
+// The spec's JSON spells the dtype as rt::to_string does; any other text is an error (not a
+// silent default, as NLOHMANN_JSON_SERIALIZE_ENUM would give).
+void to_json(nlohmann::json& j, DType dtype) { j = to_string(dtype); }
+void from_json(nlohmann::json const& j, DType& dtype) {
+  auto const parsed = parse_dtype(j.get<std::string>());
+  if (!parsed) throw nlohmann::json::type_error::create(302, "dtype must be \"bf16\" or \"fp16\"", &j);
+  dtype = *parsed;
+}
+}  // namespace dash::rt
+
 namespace dash::codegen {
 
 // Strict: a missing key is an error, so a spec never silently takes a default it was not made with.

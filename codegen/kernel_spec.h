@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dtype.h"
+
 namespace dash::codegen {
 
 /// Which CTA runs which work item (b, q head, kv tile), in which order.
@@ -77,7 +79,7 @@ struct KernelSpec {
   int q_tiles = 0, kv_tiles = 0;
   std::string mask = "full";  ///< "full" | "causal" | "window"
   int window_left = 0, window_right = 0;
-  std::string dtype = "bf16";  ///< "bf16" | "fp16"
+  rt::DType dtype = rt::DType::kBf16;  ///< serialized as rt::to_string spells it
   std::string launch = "persistent";
   int grid = 0;  ///< CTAs launched (persistent: <= sms; dynamic: one per work item)
   std::string strategy;

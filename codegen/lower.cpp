@@ -67,7 +67,7 @@ KernelSpec spec_header(sim::Problem const& problem, sim::Machine const& machine,
     spec.window_left = problem.mask.left;
     spec.window_right = problem.mask.right;
   }
-  spec.dtype = dtype;
+  spec.dtype = *rt::parse_dtype(dtype);  // checked by lower()
   spec.launch = sim::to_string(schedule.launch);
   spec.grid = static_cast<int>(schedule.ctas.size());
   spec.strategy = schedule.strategy;
@@ -348,7 +348,7 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
   if (!problem.seqlens_q.empty() || !problem.seqlens_k.empty()) {
     user_error("generate: varlen problems have no specialized kernel (use the generic kernel)");
   }
-  if (dtype != "bf16" && dtype != "fp16") {
+  if (!rt::parse_dtype(dtype)) {
     user_error("unknown dtype '{}': expected bf16 or fp16", dtype);
   }
   // What the family's kernel instantiates and static_asserts: a spec outside it would compile to

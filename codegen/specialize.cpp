@@ -324,7 +324,7 @@ std::vector<RewriteRule> hook_rules(KernelSpec const& spec, std::vector<HookSite
 }
 
 std::vector<RewriteRule> constant_rules(KernelSpec const& spec) {
-  int const dtype = spec.dtype == "fp16" ? 1 : 0;
+  int const dtype = static_cast<int>(spec.dtype);
   int const mask = spec.mask == "full" ? 0 : spec.mask == "causal" ? 1 : 2;
   return {set_constant("kHeadDim", std::to_string(spec.head_dim)),
           set_constant("kDType", std::to_string(dtype)),
@@ -350,7 +350,7 @@ std::string banner(KernelSpec const& spec, TemplateSource const& source) {
       "// schedule:      {} on {} ({} SMs), {} launch, grid {}, form '{}'\n\n",
       kGenerator, spec_hash(spec), spec.schedule_hash, source.name, hex64(fnv1a64(source.text)),
       kProtocolPath, protocol_hash(), spec.family, target.header, spec.head_dim, spec.mask,
-      spec.dtype, spec.batch, spec.q_heads, spec.kv_heads, spec.seqlen_q, spec.seqlen_k,
+      rt::to_string(spec.dtype), spec.batch, spec.q_heads, spec.kv_heads, spec.seqlen_q, spec.seqlen_k,
       spec.tile_m, spec.tile_n, spec.strategy, spec.gpu, spec.sms, spec.launch, spec.grid,
       spec.form.name);
 }

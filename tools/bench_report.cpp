@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "dagsim/flops.h"
+#include "runtime/dtype.h"
 
 namespace dash::cli {
 namespace {
@@ -141,7 +142,7 @@ nlohmann::json to_json(BenchRun const& run, std::vector<BenchRecord> const& reco
         {"schedule_sms", run.schedule_sms},
         {"commit", run.commit.empty() ? nlohmann::json() : nlohmann::json(run.commit)},
         {"measured", run.measured},
-        {"dtype", "bf16"},
+        {"dtype", rt::to_string(rt::DType::kBf16)},  // dash bench times bf16
         {"batch", p.batch},
         {"heads", p.q_heads},
         {"kv_heads", p.kv_heads},

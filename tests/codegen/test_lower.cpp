@@ -165,6 +165,14 @@ TEST_CASE("KernelSpec JSON round-trips and rejects malformed input", "[codegen][
   CHECK(cg::to_json(back) == text);
   CHECK_THROWS_AS(cg::spec_from_json("{\"gpu\": 3}"), dash::UserError);
   CHECK_THROWS_AS(cg::spec_from_json("not json"), dash::UserError);
+  // The dtype is spelled "bf16" or "fp16"; any other spelling is refused, not read as bf16.
+  REQUIRE(text.find("\"dtype\":\"bf16\"") != std::string::npos);
+  std::string fp8 = text;
+  fp8.replace(fp8.find("\"dtype\":\"bf16\""), 14, "\"dtype\":\"fp8\"");
+  CHECK_THROWS_WITH(cg::spec_from_json(fp8), Catch::Contains("dtype must be"));
+  std::string fp16 = text;
+  fp16.replace(fp16.find("\"dtype\":\"bf16\""), 14, "\"dtype\":\"fp16\"");
+  CHECK(cg::spec_from_json(fp16).dtype == dash::rt::DType::kFp16);
 }
 
 TEST_CASE("every named strategy lowers to a form that follows it exactly", "[codegen][cpu]") {

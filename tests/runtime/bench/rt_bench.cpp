@@ -33,6 +33,7 @@
 #include "dagsim/strategies.h"
 #include "dagsim/validate.h"
 #include "runtime/bitwise_diff.h"
+#include "runtime/dtype.h"
 
 using namespace dash;
 using namespace dash::rt;
@@ -135,7 +136,7 @@ sim::Problem manifest_problem(nlohmann::json const& k) {
   } else {
     user_error("manifest: unknown mask '{}'", mask);
   }
-  if (k.at("dtype").get<std::string>() != "bf16") user_error("manifest: only bf16 kernels are compared here");
+  if (parse_dtype(k.at("dtype").get<std::string>()) != DType::kBf16) user_error("manifest: only bf16 kernels are compared here");
   sim::validate_problem(p);
   return p;
 }
