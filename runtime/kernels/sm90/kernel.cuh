@@ -20,7 +20,8 @@
 //       dV += P^T dO, dK += dS^T Q                       (wgmma, A from registers)
 //       dS^T -> shared memory; dQ_i = dS K              (wgmma, both operands transposed)
 //     At head_dim 128 (Q tile 64 rows) each warpgroup computes half of dQ's columns, at 64 (Q tile
-//     128 rows) half of its rows.
+//     128 rows) half of its rows. At the item's end dK and dV go out by TMA, staged in the Q / dO
+//     stages, which every step of the item is done with by then.
 // Registers: 24 per producer thread, 240 per MMA thread (setmaxnreg; 128 x 24 + 256 x 240 fits the
 // 64K register file).
 #include <cstdint>
@@ -129,6 +130,9 @@ struct SharedStorage {
   std::uint64_t kv_full, kv_empty;
   std::uint64_t q_full[C::kStages], q_empty[C::kStages];
   std::uint64_t dq_full[C::kDqBuffers], dq_empty[C::kDqBuffers];
+  /// The item's epilogue no longer needs the Q / dO stages (it stages dK, dV there for the TMA
+  /// store): one arrival per item, the producer waits for it before the next item's Q loads.
+  std::uint64_t stages_free;
   ItemInfo item;
   StepInfo step[C::kStages];
   DqInfo dq_info[C::kDqBuffers];
@@ -144,6 +148,7 @@ inline constexpr int kMmaThreads = 256;
 inline constexpr int kBarDsFree = 1;  ///< both finished the previous step's dQ GEMM (sm.ds free)
 inline constexpr int kBarDsFull = 2;  ///< both stored their dS^T rows
 inline constexpr int kBarDkv = 3;     ///< GQA dK/dV ticket
+inline constexpr int kBarEpilogue = 4;  ///< both staged their dK, dV rows for the TMA store
 
 // ---- Producer -----------------------------------------------------------------------------------
 template <class Policy, int D>
@@ -187,6 +192,8 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
       tma_load_4d(smem_u32(sm.k + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
       tma_load_4d(smem_u32(sm.v + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
     }
+    // The previous item's dK, dV sit in the Q / dO stages until its TMA store has read them.
+    if (k > 0) mbar_wait(smem_u32(&sm.stages_free), (k - 1) & 1);
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
       // The schedule's lookups (global loads) before the wait for a free stage, so their latency
@@ -280,7 +287,7 @@ __device__ __forceinline__ void zero(float (&d)[N]) {
 }
 
 template <class Policy, int D, int DT>
-__device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
+__device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, SharedStorage<D>& sm) {
   using C = Tiles<D>;
   using E = warp::Elem<DT>;
   using T = typename E::T;
@@ -517,7 +524,45 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
 #pragma unroll
     for (int x = 0; x < D / 2; ++x) dk[x] *= g.scale;
     int const row_base = n0 + 64 * wg + 16 * wq + gq;
-    if (!gqa) {
+    // Without GQA the tile goes out by TMA: staged in the Q / dO stages (free now: every wgmma of
+    // the item has completed, and the producer waits for stages_free before it refills them) in
+    // K's layout, one stmatrix per 16 columns as for dS^T, then one store per 64-column block.
+    // The box clips rows past the tensor's end, so only a varlen tile cut by its sequence's end
+    // (the next sequence's rows follow in the packed tensor) takes the per-thread stores.
+    bool const by_tma = !gqa && (!g.varlen || n0 + TN <= len_k);
+    if (by_tma) {
+      std::uint32_t const dk_s = smem_u32(sm.q[0]);
+      std::uint32_t const dv_s = smem_u32(sm.dout[0]);
+      static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2, "dK, dV fit the stages");
+      int const mat = lane / 8;
+      std::uint32_t const row_at = (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
+      std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
+#pragma unroll
+      for (int c = 0; c < D / 16; ++c) {
+        std::uint32_t const at = row_at + (c / 4) * kKvBlock + ((32 * (c % 4)) ^ swz);
+        std::uint32_t const fk[4] = {E::pack(dk[8 * c], dk[8 * c + 1]), E::pack(dk[8 * c + 2], dk[8 * c + 3]),
+                                     E::pack(dk[8 * c + 4], dk[8 * c + 5]), E::pack(dk[8 * c + 6], dk[8 * c + 7])};
+        std::uint32_t const fv[4] = {E::pack(dv[8 * c], dv[8 * c + 1]), E::pack(dv[8 * c + 2], dv[8 * c + 3]),
+                                     E::pack(dv[8 * c + 4], dv[8 * c + 5]), E::pack(dv[8 * c + 6], dv[8 * c + 7])};
+        stmatrix_x4(dk_s + at, fk);
+        stmatrix_x4(dv_s + at, fv);
+      }
+      fence_proxy_async_shared();
+      named_barrier(kBarEpilogue, kMmaThreads);
+      if (mma_leader) {
+        int const bc = g.varlen ? 0 : b;
+        int const k_row = (g.varlen ? k_row0 : 0) + n0;
+#pragma unroll
+        for (int blk = 0; blk < D / 64; ++blk) {
+          tma_store_4d(&maps.dk, dk_s + blk * kKvBlock, 64 * blk, k_row, kvh, bc);
+          tma_store_4d(&maps.dv, dv_s + blk * kKvBlock, 64 * blk, k_row, kvh, bc);
+        }
+        bulk_commit();
+        bulk_wait_read();
+        mbar_arrive(smem_u32(&sm.stages_free));
+      }
+    } else if (!gqa) {
+      if (mma_leader) mbar_arrive(smem_u32(&sm.stages_free));
       T* dv_ptr = static_cast<T*>(p.dv.data) + sequence_offset(g, p.dv, b, k_row0, kvh);
       T* dk_ptr = static_cast<T*>(p.dk.data) + sequence_offset(g, p.dk, b, k_row0, kvh);
 #pragma unroll
@@ -536,6 +581,7 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
       }
     } else {
       // GQA: the q heads of a group add into one fp32 dK/dV tile, in the schedule's fixed order.
+      if (mma_leader) mbar_arrive(smem_u32(&sm.stages_free));
       int const kv_tiles_b = (len_k + TN - 1) / TN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + item.kv_tile;
       bool const det = p.deterministic != 0;
@@ -569,6 +615,7 @@ __device__ void compute(int wg, BwdParams const& p, SharedStorage<D>& sm) {
   mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
   if (mma_leader) sm.dq_info[buf].tile = -1;
   mbar_arrive(smem_u32(&sm.dq_full[buf]));
+  if (mma_leader) bulk_wait_complete();  // the last item's dK, dV stores
 }
 
 // ---- The kernel ---------------------------------------------------------------------------------
@@ -586,6 +633,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
   if (tid == 0) {
     mbar_init(smem_u32(&sm.kv_full), 1);
     mbar_init(smem_u32(&sm.kv_empty), kMmaThreads);
+    mbar_init(smem_u32(&sm.stages_free), 1);
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(smem_u32(&sm.q_full[s]), 1);
       mbar_init(smem_u32(&sm.q_empty[s]), kMmaThreads);
@@ -608,7 +656,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
     return;
   }
   regs_alloc<kMmaRegs>();
-  compute<Policy, D, DT>(wg - 1, p, sm);
+  compute<Policy, D, DT>(wg - 1, p, maps, sm);
 #endif
 }
 

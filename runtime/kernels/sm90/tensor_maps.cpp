@@ -69,6 +69,10 @@ void encode_tensor_maps(BwdParams const& p, DType dtype, TensorMapBoxes const& b
   encode_user(maps.dout, p.dout, g, dtype, rows_q, g.q_heads, boxes.tile_m, "dout");
   encode_user(maps.k, p.k, g, dtype, rows_k, g.kv_heads, boxes.tile_n, "k");
   encode_user(maps.v, p.v, g, dtype, rows_k, g.kv_heads, boxes.tile_n, "v");
+  if (g.q_heads == g.kv_heads) {
+    encode_user(maps.dk, p.dk, g, dtype, rows_k, g.kv_heads, boxes.tile_n, "dk");
+    encode_user(maps.dv, p.dv, g, dtype, rows_k, g.kv_heads, boxes.tile_n, "dv");
+  }
   encode_stats(maps.lse, p.lse_log2, g, boxes.stat_rows, "lse");
   encode_stats(maps.dpsum, p.dpsum, g, boxes.stat_rows, "dpsum");
 }

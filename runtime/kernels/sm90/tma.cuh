@@ -23,6 +23,13 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, void const* map, 
       "l"(map), "r"(bar), "r"(c0), "r"(c1)
       : "memory");
 }
+/// Shared memory at `src` into a 4-D box of the tensor map at `map`, in this thread's current bulk
+/// group; elements outside the tensor (rows past its end) are not written.
+__device__ __forceinline__ void tma_store_4d(void const* map, std::uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(map),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
 __device__ __forceinline__ void prefetch_tensor_map(void const* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
 }
