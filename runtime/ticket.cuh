@@ -12,20 +12,21 @@ __device__ __forceinline__ int ld_acquire(int const* p) {
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-/// A poll that does not invalidate L1 (ld.acquire does, on every read); spin_until adds the
-/// acquire fence once the value is seen.
+/// A poll that does not invalidate L1 (ld.acquire does, on every read); spin_until acquires once
+/// the value is seen.
 __device__ __forceinline__ int ld_relaxed(int const* p) {
   int v;
   asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
 __device__ __forceinline__ void st_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
-/// Spins (this thread alone) until *ticket == rank, then acquires: relaxed polls and one fence
-/// (the PTX memory model's acquire pattern), which synchronizes with the release of rank.
+/// Spins (this thread alone) until *ticket == rank, then acquires: relaxed polls, then one
+/// ld.acquire of the same ticket, which reads rank too (only this contribution moves the ticket
+/// on) and so synchronizes with its release. An acquire load, not fence.acq_rel: the fence waits
+/// for every earlier memory operation of the thread (MEMBAR.GPU), on the chain's critical path.
 /// `tile` names the ticket in the watchdog's message.
 __device__ __forceinline__ void spin_until(int const* ticket, int rank, int tile) {
 #if defined(DASH_WATCHDOG)
@@ -42,7 +43,7 @@ __device__ __forceinline__ void spin_until(int const* ticket, int rank, int tile
     (void)tile;
 #endif
   }
-  fence_acquire();
+  (void)ld_acquire(ticket);
 }
 
 }  // namespace dash::rt::ticket
