@@ -179,6 +179,7 @@ class _Attention:
         self.family = family
         self.lock = threading.Lock()
         self.schedule_document: Optional[str] = None
+        self.documents: dict[str, str] = {}  # schedule argument -> its document
         self.kernel_name = ""
         self.last_stream: Optional[int] = None
         self.last_event: Optional[torch.cuda.Event] = None
@@ -286,6 +287,17 @@ def _object_for(q, k, cu_q, cu_k, max_q, max_k, mask, scale, kernel) -> _Attenti
     return _attention_object(index, problem, family, q.dtype, scale)
 
 
+def _document_for(obj: _Attention, schedule: str) -> str:
+    """The schedule document of a backward, kept on its object: after the first call a backward
+    costs a dict look-up here, not a hash of the spec (a file is read once per object)."""
+    document = obj.documents.get(schedule)
+    if document is None:
+        dev = _device(obj.device)
+        document = _schedule.resolve(schedule, obj.problem, obj.family, dev.name, dev.sms)
+        obj.documents[schedule] = document
+    return document
+
+
 # ----- the custom ops -----
 
 
@@ -335,8 +347,7 @@ def _bwd(
     mask = (mask_kind, window_left, window_right)
     obj = _object_for(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, mask,
                       softmax_scale, kernel)
-    dev = _device(obj.device)
-    document = _schedule.resolve(schedule, obj.problem, obj.family, dev.name, dev.sms)
+    document = _document_for(obj, schedule)
     if dout.dtype != q.dtype:
         dout = dout.to(q.dtype)
     if not _layout_ok(dout):
