@@ -12,7 +12,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON
 cmake --build build --parallel "$(nproc)"
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" build-venv/bin/pip install -q --no-build-isolation \
-  --disable-pip-version-check --no-deps -C cmake.define.DASH_WERROR=ON ./python
+  --disable-pip-version-check --no-deps --config-settings=cmake.define.DASH_WERROR=ON ./python
 build-venv/bin/python -m pytest python/tests -q -p no:cacheprovider
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_SANITIZE=ON \
   -DDASH_CUDA=OFF -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF

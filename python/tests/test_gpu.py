@@ -52,11 +52,12 @@ def sdpa(q, k, v, mask, scale):
     m = mask | ~rows  # a row with no key attends everywhere here; its output is masked below
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
+    # MATH last: only where neither fused kernel takes the shape (it may compute in fp32).
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH]):
         o = F.scaled_dot_product_attention(
             q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None],
             attn_mask=m[None, None], scale=scale)
-    return o[0].transpose(0, 1) * rows.transpose(0, 1)
+    return o[0].transpose(0, 1) * rows[:, :, None]
 
 
 def run_three(fn, q, k, v, dout):
