@@ -14,7 +14,7 @@ namespace dash::codegen {
 
 sim::Schedule best_named_schedule(sim::Problem const& problem, sim::Machine const& machine,
                                   sim::CostModel const& cost, sim::LaunchModel launch) {
-  return sim::fastest(sim::run_all_named(problem, machine, cost, launch)).schedule;
+  return sim::fastest_named(problem, machine, cost, launch).schedule;
 }
 
 std::vector<DefaultShape> default_shapes() {

@@ -10,6 +10,7 @@
 #include "codegen/specialize.h"
 #include "codegen/verify.h"
 #include "dagsim/error.h"
+#include "dagsim/rank_order.h"
 #include "dagsim/validate.h"
 
 namespace dash::codegen {
@@ -140,10 +141,11 @@ RankForm rank_table(std::vector<std::vector<int>> const& order, int row_len) {
   r.kind = "table";
   RowPool pool;
   for (auto const& contributors : order) {
+    // A row covers one block of row_len contributors: a dQ tile's KV tiles (0 .. kv_tiles - 1),
+    // a GQA dK/dV tile's q heads (kv head x group ..), indexed within the block.
+    int const base = contributors.empty() ? 0 : contributors.front() / row_len * row_len;
     std::vector<int> row(row_len, -1);
-    for (int rank = 0; rank < static_cast<int>(contributors.size()); ++rank) {
-      row[contributors[rank] % row_len] = rank;
-    }
+    sim::scatter_ranks(contributors, base, row);
     r.tile_row.push_back(pool.add(row));
   }
   for (auto const& row : pool.rows) r.rows.insert(r.rows.end(), row.begin(), row.end());

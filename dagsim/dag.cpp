@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "dagsim/error.h"
 #include "dagsim/large_buffer.h"
+#include "dagsim/rank_order.h"
 #include "dagsim/tile_index.h"
 
 namespace dash::sim {
@@ -55,12 +57,9 @@ RankTables make_rank_tables(Problem const& problem, TileIndex const& index, Sche
     tables.dkv_node.assign(slots, -1);
     for (std::size_t t = 0; t < schedule.dkv_order.size(); ++t) {
       ItemKey const key = index.dkv_key(static_cast<int>(t));
-      auto const& order = schedule.dkv_order[t];
-      for (std::size_t w = 0; w < order.size(); ++w) {
-        int const local = order[w] - key.head * group;
-        tables.dkv_rank[t * static_cast<std::size_t>(group) + static_cast<std::size_t>(local)] =
-            static_cast<int>(w);
-      }
+      scatter_ranks(schedule.dkv_order[t], key.head * group,
+                    std::span<int>(tables.dkv_rank).subspan(t * static_cast<std::size_t>(group),
+                                                            static_cast<std::size_t>(group)));
     }
   }
   return tables;

@@ -1,5 +1,8 @@
 #include "dagsim/named_run.h"
 
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "dagsim/error.h"
@@ -24,25 +27,19 @@ NamedRun run_named(std::string const& name, Problem const& problem, Machine cons
   return run;
 }
 
-std::vector<NamedRun> run_all_named(Problem const& problem, Machine const& machine, CostModel const& cost,
-                                    LaunchModel launch) {
-  std::vector<NamedRun> runs;
-  for (auto const& name : strategy_names()) runs.push_back(run_named(name, problem, machine, cost, launch));
-  return runs;
-}
-
-NamedRun const& fastest(std::vector<NamedRun> const& runs) {
-  NamedRun const* best = nullptr;
+NamedRun fastest_named(Problem const& problem, Machine const& machine, CostModel const& cost, LaunchModel launch) {
+  std::optional<NamedRun> best;
   std::string refusals;
-  for (auto const& run : runs) {
+  for (auto const& name : strategy_names()) {
+    NamedRun run = run_named(name, problem, machine, cost, launch);
     if (!run.ran()) {
       refusals += fmt::format(" {}: {};", run.name, run.refused);
-      continue;
+    } else if (!best || run.result->makespan < best->result->makespan) {
+      best = std::move(run);
     }
-    if (best == nullptr || run.result->makespan < best->result->makespan) best = &run;
   }
-  if (best == nullptr) user_error("no named strategy accepts this problem:{}", refusals);
-  return *best;
+  if (!best) user_error("no named strategy accepts this problem:{}", refusals);
+  return std::move(*best);
 }
 
 }  // namespace dash::sim

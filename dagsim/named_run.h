@@ -28,12 +28,9 @@ struct NamedRun {
 NamedRun run_named(std::string const& name, Problem const& problem, Machine const& machine,
                    CostModel const& cost, LaunchModel launch);
 
-/// Every named strategy, in strategy_names() order.
-std::vector<NamedRun> run_all_named(Problem const& problem, Machine const& machine, CostModel const& cost,
-                                    LaunchModel launch);
-
-/// The run with the smallest makespan (the earlier in the list on ties). UserError naming every
+/// The fastest named strategy (the smallest makespan; the earlier in strategy_names() on ties),
+/// each run in turn so that one simulation's DAG at a time is alive. UserError naming every
 /// refusal when none ran.
-NamedRun const& fastest(std::vector<NamedRun> const& runs);
+NamedRun fastest_named(Problem const& problem, Machine const& machine, CostModel const& cost, LaunchModel launch);
 
 }  // namespace dash::sim

@@ -74,6 +74,12 @@ std::vector<int> Problem::visible_kv_tiles(int b, int i) const {
   return tiles;
 }
 
+std::int64_t Problem::tile_count() const {
+  std::int64_t total = 0;
+  for (int b = 0; b < batch; ++b) total += std::int64_t{q_tiles(b)} * kv_tiles(b) * q_heads;
+  return total;
+}
+
 void validate_problem(Problem const& p) {
   auto positive = [](char const* name, int value) {
     if (value <= 0) user_error("{} must be positive, got {}", name, value);
@@ -107,7 +113,6 @@ void validate_problem(Problem const& p) {
                  p.seqlens_q.size(), p.seqlens_k.size());
     }
   }
-  std::int64_t total_steps = 0;
   for (int b = 0; b < p.batch; ++b) {
     if (p.len_q(b) <= 0 || p.len_k(b) <= 0) {
       user_error("sequence lengths must be positive, batch {} has {} and {}", b, p.len_q(b), p.len_k(b));
@@ -115,8 +120,8 @@ void validate_problem(Problem const& p) {
     if (p.len_q(b) > kMaxLen || p.len_k(b) > kMaxLen) {
       user_error("sequence length above {} in batch {}", kMaxLen, b);
     }
-    total_steps += std::int64_t{p.q_tiles(b)} * p.kv_tiles(b) * p.q_heads;
   }
+  std::int64_t const total_steps = p.tile_count();
   // Keeps node ids in int and memory bounded (about 100 bytes per step in the simulator).
   constexpr std::int64_t kMaxSteps = std::int64_t{1} << 27;
   if (total_steps > kMaxSteps) {

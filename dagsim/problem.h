@@ -30,6 +30,9 @@ struct Problem {
   [[nodiscard]] int kv_tiles(int b) const { return (len_k(b) + tile_n - 1) / tile_n; }
   [[nodiscard]] int group_size() const { return q_heads / kv_heads; }
   [[nodiscard]] bool is_gqa() const { return kv_heads != q_heads; }
+  /// (Q tile, KV tile) combinations over every batch and q head, masked ones included: the most
+  /// steps a schedule of the problem can have (validate_problem bounds it for the simulator).
+  [[nodiscard]] std::int64_t tile_count() const;
 
   /// Number of (query row, key column) pairs of tile (i, j) of batch b the mask leaves visible.
   [[nodiscard]] std::int64_t visible_pairs(int b, int i, int j) const;

@@ -73,7 +73,9 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   // Stage 1: the named strategies, exactly as they are (their own ranks), by simulate().
   std::optional<Schedule> best_named;
   std::vector<Candidate> seeds;
-  for (NamedRun& run : run_all_named(problem, machine, cost, options.launch)) {
+  for (auto const& name : strategy_names()) {
+    // One at a time: a simulation keeps its whole DAG, and only the makespan is needed here.
+    NamedRun run = run_named(name, problem, machine, cost, options.launch);
     NamedResult named{run.name, std::nullopt, {}};
     if (run.ran()) {
       Cycles const makespan = run.result->makespan;

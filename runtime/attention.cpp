@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <utility>
 
 #include "dagsim/error.h"
 #include "dagsim/machine.h"
+#include "dagsim/rank_order.h"
 #include "dagsim/tile_index.h"
 #include "dagsim/validate.h"
+#include "runtime/device_buffer.h"
 #include "runtime/kernels.h"
 
 namespace dash::rt {
@@ -25,42 +28,6 @@ int mask_code(sim::MaskKind kind) {
       return kMaskWindow;
   }
   user_error("unknown mask kind {}", static_cast<int>(kind));
-}
-
-/// Owns one cudaMalloc'd block.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) DASH_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);  // no throw from a destructor; a failure here is moot
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(o.bytes_) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  DeviceBuffer(DeviceBuffer const&) = delete;
-  DeviceBuffer& operator=(DeviceBuffer const&) = delete;
-
-  template <typename T>
-  [[nodiscard]] T* as() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-template <typename T>
-DeviceBuffer upload(std::vector<T> const& host) {
-  DeviceBuffer buf(std::max<std::size_t>(host.size(), 1) * sizeof(T));
-  if (!host.empty()) {
-    DASH_CUDA_CHECK(cudaMemcpy(buf.as<T>(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  return buf;
 }
 
 struct Sizes {
@@ -310,8 +277,9 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   std::vector<std::int64_t> const dq_off = index.dq_kv_offsets();
   std::vector<int> rank_of(static_cast<std::size_t>(dq_off.back()), -1);
   for (std::size_t id = 0; id < schedule.dq_order.size(); ++id) {
-    auto const& order = schedule.dq_order[id];
-    for (std::size_t r = 0; r < order.size(); ++r) rank_of[dq_off[id] + order[r]] = static_cast<int>(r);
+    sim::scatter_ranks(schedule.dq_order[id], 0,
+                       std::span<int>(rank_of).subspan(static_cast<std::size_t>(dq_off[id]),
+                                                       static_cast<std::size_t>(dq_off[id + 1] - dq_off[id])));
   }
   int const group = p.group_size();
   std::vector<int> cta_begin;

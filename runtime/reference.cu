@@ -1,5 +1,6 @@
 // Naive fp32 GPU reference (one thread per row / column): slow, obviously correct, for shapes
 // too large for the fp64 CPU reference.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -7,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "runtime/cuda_check.h"
+#include "runtime/device_buffer.h"
 #include "runtime/reference.h"
 
 namespace dash::rt {
@@ -152,22 +154,12 @@ __global__ void ref_cols(RefParams p) {
   }
 }
 
-struct Buf {
-  void* ptr = nullptr;
-  explicit Buf(std::size_t bytes) { DASH_CUDA_CHECK(cudaMalloc(&ptr, bytes < 4 ? 4 : bytes)); }
-  ~Buf() { cudaFree(ptr); }
-  Buf(Buf const&) = delete;
-  Buf& operator=(Buf const&) = delete;
-  template <typename T>
-  T* as() const { return static_cast<T*>(ptr); }
-};
-
 template <typename T>
-void put(Buf const& b, std::vector<T> const& v) {
-  DASH_CUDA_CHECK(cudaMemcpy(b.ptr, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+void put(DeviceBuffer const& b, std::vector<T> const& v) {
+  DASH_CUDA_CHECK(cudaMemcpy(b.as<void>(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
 }
-void get(std::vector<float>& v, Buf const& b) {
-  DASH_CUDA_CHECK(cudaMemcpy(v.data(), b.ptr, v.size() * sizeof(float), cudaMemcpyDeviceToHost));
+void get(std::vector<float>& v, DeviceBuffer const& b) {
+  DASH_CUDA_CHECK(cudaMemcpy(v.data(), b.as<void>(), v.size() * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
 }  // namespace
@@ -196,8 +188,11 @@ AttentionOutputs reference_gpu(sim::Problem const& prob, float scale, AttentionI
   std::size_t const nq = in.q.size() * sizeof(float);
   std::size_t const nk = in.k.size() * sizeof(float);
   std::size_t const nstat = std::size_t(p.total_q) * p.hq * sizeof(float);
-  Buf bcq(cu_q.size() * sizeof(int)), bck(cu_k.size() * sizeof(int));
-  Buf bq(nq), bk(nk), bv(nk), bdo(nq), bo(nq), bdq(nq), bdk(nk), bdv(nk), blse(nstat), bds(nstat);
+  // At least 4 bytes each, so that an empty array still has an address.
+  auto buf = [](std::size_t bytes) { return DeviceBuffer(std::max<std::size_t>(bytes, 4)); };
+  DeviceBuffer const bcq = buf(cu_q.size() * sizeof(int)), bck = buf(cu_k.size() * sizeof(int));
+  DeviceBuffer const bq = buf(nq), bk = buf(nk), bv = buf(nk), bdo = buf(nq), bo = buf(nq), bdq = buf(nq),
+                     bdk = buf(nk), bdv = buf(nk), blse = buf(nstat), bds = buf(nstat);
   put(bcq, cu_q);
   put(bck, cu_k);
   put(bq, in.q);

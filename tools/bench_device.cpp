@@ -14,35 +14,13 @@
 #include "dagsim/rng.h"
 #include "runtime/attention.h"
 #include "runtime/cuda_check.h"
+#include "runtime/device_buffer.h"
 #endif
 
 namespace dash::cli {
 
 #if DASH_HAVE_CUDA
 namespace {
-
-/// One cudaMalloc'd block.
-class DeviceBlock {
- public:
-  DeviceBlock() = default;
-  explicit DeviceBlock(std::size_t bytes) {
-    if (bytes > 0) DASH_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-  }
-  ~DeviceBlock() {
-    if (ptr_ != nullptr) cudaFree(ptr_);  // a failing free while unwinding changes nothing
-  }
-  DeviceBlock(DeviceBlock&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
-  DeviceBlock& operator=(DeviceBlock&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  DeviceBlock(DeviceBlock const&) = delete;
-  DeviceBlock& operator=(DeviceBlock const&) = delete;
-  [[nodiscard]] unsigned char* bytes() const { return static_cast<unsigned char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
 
 /// bf16 bits of x, round to nearest even (x is finite and small here).
 std::uint16_t bf16_bits(float x) {
@@ -70,8 +48,8 @@ struct BackwardTimer::State {
   std::size_t lse_floats = 0;
   std::size_t set_stride = 0;  ///< bytes
   std::size_t sets = 0;
-  DeviceBlock inputs;
-  DeviceBlock outputs;  ///< dq, dk, dv: shared by every set, only written
+  rt::DeviceBuffer inputs;
+  rt::DeviceBuffer outputs;  ///< dq, dk, dv: shared by every set, only written
   std::optional<rt::Attention> attention;
   sim::Problem problem;
   std::size_t cursor = 0;  ///< next set; carried across calls so consecutive calls never share one
@@ -85,8 +63,8 @@ struct BackwardTimer::State {
 
   [[nodiscard]] rt::AttentionTensors tensors(std::size_t set) const {
     sim::Problem const& p = problem;
-    unsigned char* base = inputs.bytes() + set * set_stride;
-    unsigned char* out = outputs.bytes();
+    unsigned char* base = inputs.as<unsigned char>() + set * set_stride;
+    unsigned char* out = outputs.as<unsigned char>();
     auto q_like = [&](unsigned char* at) {
       return rt::contiguous_tensor(at, p.seqlen_q, p.q_heads, p.head_dim);
     };
@@ -112,7 +90,7 @@ struct BackwardTimer::State {
     std::vector<std::uint16_t> host;
     sim::Rng rng(seed);
     for (std::size_t s = 0; s < sets; ++s) {
-      unsigned char* base = inputs.bytes() + s * set_stride;
+      unsigned char* base = inputs.as<unsigned char>() + s * set_stride;
       for (auto [offset, count] : {std::pair{std::size_t{0}, elems_q},
                                    {off_k(), elems_k},
                                    {off_v(), elems_k},
@@ -187,8 +165,8 @@ void BackwardTimer::set_problem(sim::Problem const& problem) {
   std::size_t const lse_floats = rows_q * static_cast<std::size_t>(problem.q_heads);
   s.problem = problem;
   if (elems_q != s.elems_q || elems_k != s.elems_k || lse_floats != s.lse_floats) {
-    s.inputs = DeviceBlock();
-    s.outputs = DeviceBlock();
+    s.inputs = rt::DeviceBuffer();
+    s.outputs = rt::DeviceBuffer();
     s.elems_q = elems_q;
     s.elems_k = elems_k;
     s.lse_floats = lse_floats;
@@ -205,8 +183,8 @@ void BackwardTimer::set_problem(sim::Problem const& problem) {
       user_error("bench: {} input sets of {} MiB do not fit in the GPU's memory", s.sets,
                  s.set_stride >> 20);
     }
-    s.inputs = DeviceBlock(s.sets * s.set_stride);
-    s.outputs = DeviceBlock(outputs);
+    s.inputs = rt::DeviceBuffer(s.sets * s.set_stride);
+    s.outputs = rt::DeviceBuffer(outputs);
     s.fill_inputs();
   }
   for (std::size_t set = 0; set < s.sets; ++set) s.attention->forward(s.tensors(set), s.stream);

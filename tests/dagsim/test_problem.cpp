@@ -42,6 +42,13 @@ TEST_CASE("tile counts round up and tails are clipped", "[problem]") {
   CHECK(p.tile_pairs(0, 1, 2) == 36 * 2);
   CHECK(p.tile_pairs(0, 0, 0) == 64 * 64);
   CHECK(p.visible_pairs(0, 1, 2) == 72);  // full mask: all of the clipped tile
+  p.q_heads = 3;
+  p.kv_heads = 3;
+  CHECK(p.tile_count() == 2 * 3 * 3);
+  p.batch = 2;
+  p.seqlens_q = {100, 65};  // varlen: 2 x 3 and 2 x 1 tiles
+  p.seqlens_k = {130, 10};
+  CHECK(p.tile_count() == (2 * 3 + 2 * 1) * 3);
 }
 
 TEST_CASE("causal mask is bottom-right aligned", "[problem]") {

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
+#include "dagsim/rank_order.h"
 #include "dagsim/schedule.h"
 #include "dagsim/strategies.h"
 
@@ -60,4 +62,15 @@ TEST_CASE("schedule_hash sees ranks and launch, not the label", "[schedule]") {
   Schedule relaunched = s;
   relaunched.launch = LaunchModel::kDynamic;
   CHECK(schedule_hash(relaunched) != h);
+}
+
+TEST_CASE("scatter_ranks inverts an order into ranks relative to a base", "[schedule]") {
+  std::vector<int> ranks(5, -1);
+  dash::sim::scatter_ranks({12, 10, 13}, 10, ranks);
+  CHECK(ranks == std::vector<int>{1, -1, 0, 2, -1});
+  dash::sim::scatter_ranks({}, 10, ranks);  // nothing to place: unchanged
+  CHECK(ranks == std::vector<int>{1, -1, 0, 2, -1});
+  std::vector<int> whole(3, -1);  // base 0, every slot filled
+  dash::sim::scatter_ranks({2, 0, 1}, 0, whole);
+  CHECK(whole == std::vector<int>{1, 2, 0});
 }

@@ -13,6 +13,7 @@
 #include "dagsim/cost_model.h"
 #include "dagsim/error.h"
 #include "dagsim/machine.h"
+#include "dagsim/named_run.h"
 #include "dagsim/problem.h"
 #include "dagsim/simulate.h"
 #include "dagsim/strategies.h"
@@ -513,3 +514,28 @@ TEST_CASE("print simulated makespans of the strategies", "[.table]") {
 }
 
 }  // namespace
+
+TEST_CASE("fastest_named is the named strategy with the smallest makespan, the earlier on ties", "[strategies]") {
+  CostModel const cost = paper_model(4, 1);
+  for (MaskKind kind : {MaskKind::kFull, MaskKind::kCausal}) {
+    for (int sms : {3, 8}) {
+      Problem const p = square_problem(2, 3, 6, kind);
+      Machine const machine = machine_with_sms(sms);
+      NamedRun const best = fastest_named(p, machine, cost, LaunchModel::kPersistent);
+      REQUIRE(best.ran());
+      std::string expected;
+      Cycles least = 0;
+      for (auto const& name : strategy_names()) {
+        NamedRun const run = run_named(name, p, machine, cost, LaunchModel::kPersistent);
+        if (run.ran() && (expected.empty() || run.result->makespan < least)) {
+          expected = name;
+          least = run.result->makespan;
+        }
+      }
+      INFO("mask " << static_cast<int>(kind) << ", " << sms << " SMs");
+      CHECK(best.name == expected);
+      CHECK(best.result->makespan == least);
+      CHECK(best.schedule.strategy == expected);
+    }
+  }
+}

@@ -5,7 +5,6 @@
 // UserError): never a crash, a sanitizer report, a leak or a hang. Flags that read or write files
 // (--schedule, --schedule-out, --trace, --svg) are left out: the schedule reader has its own
 // target (fuzz_schedule.cpp) and a fuzzer must not write files.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,16 +18,6 @@
 namespace {
 constexpr std::size_t kMaxArgs = 48;
 constexpr std::int64_t kMaxStrategySteps = 1 << 14;
-
-std::int64_t step_bound(dash::sim::Problem const& p) {
-  std::int64_t q = 0;
-  std::int64_t k = 0;
-  for (int b = 0; b < p.batch; ++b) {
-    q = std::max<std::int64_t>(q, p.q_tiles(b));
-    k = std::max<std::int64_t>(k, p.kv_tiles(b));
-  }
-  return std::int64_t{p.batch} * p.q_heads * q * k;
-}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
@@ -63,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     (void)dash::cli::kernel_family(opts);
     (void)dash::cli::describe(resolved.problem);
     (void)dash::cli::describe(resolved.machine);
-    if (step_bound(resolved.problem) <= kMaxStrategySteps)
+    if (resolved.problem.tile_count() <= kMaxStrategySteps)
       (void)dash::cli::chosen_schedule(opts, resolved);
   } catch (CLI::Error const&) {
   } catch (dash::UserError const&) {
