@@ -6,6 +6,7 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernels.h"
+#include "runtime/mask.cuh"
 #include "runtime/smem_opt_in.h"
 #include "runtime/tensor_offset.cuh"
 #include "runtime/warp_mma.cuh"
@@ -24,11 +25,6 @@ struct FwdSmem {
   T k[kFwdN * D];
   T v[kFwdN * D];
 };
-
-__device__ __forceinline__ void band_of(Geometry const& g, int& left, int& right) {
-  left = g.mask_kind == kMaskWindow ? g.mask_left : kUnboundedSide;
-  right = g.mask_kind == kMaskFull ? kUnboundedSide : (g.mask_kind == kMaskCausal ? 0 : g.mask_right);
-}
 
 template <int D, int DT>
 __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
@@ -52,9 +48,9 @@ __global__ void __launch_bounds__(kFwdThreads) fwd_kernel(FwdParams const p) {
   int const wid = tid >> 5;
   int const gq = lane >> 2;
   int const t4 = lane & 3;
-  int left = 0;
-  int right = 0;
-  band_of(g, left, right);
+  Band const bd = band(g, g.mask_kind);
+  int const left = bd.left;
+  int const right = bd.right;
   int const offset = len_k - len_q;
   int const last_row = min(m0 + kFwdM, len_q) - 1;
   int const col_lo = max(0, m0 + offset - left);

@@ -46,21 +46,13 @@
 namespace dash::rt::sm90 {
 
 inline constexpr int kThreads = 384;
-// Step-order switches, for A/B builds (scripts/variant.sh "-DDASH_SM90_...=0"); the defaults are
-// what measured fastest on the H200 (docs/results/2026-12-02-h200-sm90-step-order.md).
-#ifndef DASH_SM90_DS_FIRST
-#define DASH_SM90_DS_FIRST 1
-#endif
-#ifndef DASH_SM90_DS_STAGES
-#define DASH_SM90_DS_STAGES 2
-#endif
-#ifndef DASH_SM90_DEFER_RELEASE
-#define DASH_SM90_DEFER_RELEASE 1
-#endif
+// The step order per head dim (kDeferRelease, Tiles::kDsStages, Tiles::kDsFirst) is what measured
+// fastest on the H200 (docs/results/2026-12-02-h200-sm90-step-order.md); an A/B build changes the
+// constant (scripts/variant.sh).
 /// Deferred release of a Q stage (compute()): at head dim 128 only; at 64 the longer-lived
 /// registers make ptxas serialize the wgmma instructions.
 template <int D>
-inline constexpr bool kDeferRelease = DASH_SM90_DEFER_RELEASE != 0 && D == 128;
+inline constexpr bool kDeferRelease = D == 128;
 inline constexpr int kProducerRegs = 24;
 inline constexpr int kMmaRegs = 240;
 // setmaxnreg moves registers within the CTA's pool: 384 threads times the launch bound's 168 per
@@ -79,9 +71,9 @@ struct Tiles {
   /// dS^T buffers: with two, a warpgroup may store step t's dS^T while the other still runs step
   /// t - 1's dQ GEMM, and the barrier that waits for it goes (head dim 128: the shared memory
   /// has room for the second one only there).
-  static constexpr int kDsStages = (DASH_SM90_DS_STAGES == 2 && D == 128) ? 2 : 1;
+  static constexpr int kDsStages = D == 128 ? 2 : 1;
   /// dS^T stored before the dV GEMM is issued (head dim 64), else after.
-  static constexpr bool kDsFirst = DASH_SM90_DS_FIRST != 0 && D == 64;
+  static constexpr bool kDsFirst = D == 64;
   /// dQ between the two MMA warpgroups: by rows where the Q tile has two 64-row halves, else by
   /// columns. Either way a warpgroup's share is one 64 x kDqN wgmma tile.
   static constexpr bool kDqByRows = kTM == 128;
@@ -343,6 +335,12 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     float dk[D / 2];
     zero(dv);
     zero(dk);
+    // Every wgmma of the warpgroup done (the dK GEMM last), dV and dK pinned past the wait.
+    auto const finish_gemms = [&] {
+      wait<0>();
+      fence_operand(dv);
+      fence_operand(dk);
+    };
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
       mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
@@ -401,10 +399,9 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         // band's diagonal is base + c with c = 8 (e >> 1) - 8 j - (e & 1), a constant.
         int const qa = m0 + 2 * t4;
         int const base = kv_base - qa - (len_k - len_q);
-        int const left = mask_kind == kMaskWindow ? g.mask_left : kUnboundedSide;
-        int const right = mask_kind == kMaskWindow ? g.mask_right : (mask_kind == kMaskCausal ? 0 : kUnboundedSide);
-        int const lo = -left - base;
-        int const hi = right - base;
+        Band const bd = band(g, mask_kind);
+        int const lo = -bd.left - base;
+        int const hi = bd.right - base;
         int const q_lim = len_q - qa;
         int const kv_lim = len_k - kv_base;
 #pragma unroll
@@ -505,16 +502,12 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       if (kDeferRelease<D>) {
         held = s;
       } else {
-        wait<0>();
-        fence_operand(dv);
-        fence_operand(dk);
+        finish_gemms();
         mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
       }
     }
     if (kDeferRelease<D>) {
-      wait<0>();
-      fence_operand(dv);
-      fence_operand(dk);
+      finish_gemms();
       if (held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
     }
     mbar_arrive(smem_u32(&sm.kv_empty));  // K, V and sm.item may be refilled
