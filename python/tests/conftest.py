@@ -1,4 +1,5 @@
 import os
+import tempfile
 
 import pytest
 import torch
@@ -33,3 +34,5 @@ def meta(*shape, dtype=torch.bfloat16):
 
 
 os.environ.setdefault("DASH_ATTN_SEARCH_BUDGET_S", "120")
+# The tests never touch the user's schedule cache: one fresh folder per session unless given.
+os.environ.setdefault("DASH_ATTN_CACHE_DIR", tempfile.mkdtemp(prefix="dash_attn_test_cache_"))
