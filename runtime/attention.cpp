@@ -193,6 +193,9 @@ Attention::Attention(sim::Problem problem, DType dtype, float softmax_scale) : s
   s.dkv_tile_base = upload(dkv_base);
   s.layout = layout_of(p);
   s.workspace = DeviceBuffer(s.layout.total);
+  // A cudaMemcpy from pageable memory may return before its DMA lands, and a non-blocking stream
+  // does not wait for it: the tables are on the device before any stream can read them.
+  DASH_CUDA_CHECK(cudaDeviceSynchronize());
 
   Geometry& g = s.geometry;
   g.batch = p.batch;
@@ -323,12 +326,16 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
     }
   }
 
+  // Backwards launched with the previous tables may still read them: they finish before the
+  // tables are freed.
+  DASH_CUDA_CHECK(cudaDeviceSynchronize());
   s.cta_begin = upload(cta_begin);
   s.items = upload(items);
   s.steps = upload(steps);
   s.item_dkv_rank = upload(dkv_rank);
   s.zero_rows = upload(zero_rows);
   s.zero_row_count = static_cast<int>(zero_rows.size() / 4);
+  DASH_CUDA_CHECK(cudaDeviceSynchronize());  // as in the constructor: uploaded before any stream reads
   // Q tiles that see no key (causal with seqlen_q > seqlen_k, windows) have no contributor: their
   // dQ must come from the preprocess's zeroing.
   s.every_dq_tile_contributed =

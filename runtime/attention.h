@@ -59,6 +59,10 @@ std::vector<KernelFamily> runnable_families();
 std::size_t backward_workspace_bytes(sim::Problem const& problem);
 
 
+/// One object holds one backward workspace (accumulators, tickets): two backwards of the same
+/// object must not be in flight at once (on two streams, or two threads); order them on one
+/// stream, or use one object per stream. set_schedule waits for its uploads to land, so a
+/// backward on any stream, cudaStreamNonBlocking ones included, reads the new tables.
 class Attention {
  public:
   /// Checks the problem (head_dim 64/128, tiles of a kernel family: family_tile_m x
