@@ -38,30 +38,27 @@ def cache_dir() -> Path:
     return base / "dash_attn"
 
 
-def default_evaluations() -> int:
-    text = os.environ.get(EVALS_ENV)
+def _env_number(name: str, default, parse, what: str, minimum, strict: bool):
+    """The number in environment variable `name` (parsed by `parse`, a `what`), or `default` when
+    unset; ValueError when it does not parse or is below `minimum` (strict: at or below)."""
+    text = os.environ.get(name)
     if text is None:
-        return DEFAULT_EVALUATIONS
+        return default
     try:
-        value = int(text)
+        value = parse(text)
     except ValueError:
-        raise ValueError(f"{EVALS_ENV}={text!r} is not an integer") from None
-    if value < 1:
-        raise ValueError(f"{EVALS_ENV} must be >= 1, got {value}")
+        raise ValueError(f"{name}={text!r} is not {what}") from None
+    if value < minimum or (strict and not value > minimum):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}, got {value}")
     return value
+
+
+def default_evaluations() -> int:
+    return _env_number(EVALS_ENV, DEFAULT_EVALUATIONS, int, "an integer", 1, strict=False)
 
 
 def default_budget_s() -> float:
-    text = os.environ.get(BUDGET_ENV)
-    if text is None:
-        return DEFAULT_BUDGET_S
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{BUDGET_ENV}={text!r} is not a number") from None
-    if not value > 0:
-        raise ValueError(f"{BUDGET_ENV} must be > 0, got {value}")
-    return value
+    return _env_number(BUDGET_ENV, DEFAULT_BUDGET_S, float, "a number", 0.0, strict=True)
 
 
 def problem_dict(

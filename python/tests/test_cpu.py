@@ -234,6 +234,19 @@ def test_evaluations_env(monkeypatch):
     monkeypatch.setenv(_schedule.EVALS_ENV, "many")
     with pytest.raises(ValueError, match="integer"):
         _schedule.default_evaluations()
+    monkeypatch.setenv(_schedule.EVALS_ENV, "7")
+    assert _schedule.default_evaluations() == 7
+
+
+def test_budget_env(monkeypatch):
+    monkeypatch.setenv(_schedule.BUDGET_ENV, "0")
+    with pytest.raises(ValueError, match="> 0"):
+        _schedule.default_budget_s()
+    monkeypatch.setenv(_schedule.BUDGET_ENV, "soon")
+    with pytest.raises(ValueError, match="number"):
+        _schedule.default_budget_s()
+    monkeypatch.setenv(_schedule.BUDGET_ENV, "2.5")
+    assert _schedule.default_budget_s() == 2.5
 
 
 # ----- fake tensors: shapes through the ops and torch.compile -----
