@@ -5,13 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "codegen/form_kind.h"
 #include "runtime/dtype.h"
 
 namespace dash::codegen {
 
 /// Which CTA runs which work item (b, q head, kv tile), in which order.
 struct WorkForm {
-  std::string kind = "table";  ///< "strided" | "paired" (closed forms) | "table"
+  WorkKind kind = WorkKind::kTable;  ///< strided, paired (closed forms) or a table
   int head_fastest = 0;        ///< strided: items numbered head-fastest (1) or KV-tile-fastest (0)
   int reverse = 0;             ///< strided: KV tiles numbered from the last one (SPT)
   std::vector<int> begin;      ///< table: per CTA, offset of its first item (size grid + 1)
@@ -21,7 +22,7 @@ struct WorkForm {
 
 /// The Q tile a work item visits at step t.
 struct QOrderForm {
-  std::string kind = "table";  ///< "ascending" | "descending" | "rotate" | "table"
+  QOrderKind kind = QOrderKind::kTable;
   int mult = 0;                ///< rotate: start = lo + (kv_tile * mult + offset) mod n
   int offset = 0;
   std::vector<int> item_row;   ///< table: per item id, its row
@@ -32,9 +33,7 @@ struct QOrderForm {
 
 /// The rank of a contribution in its dQ tile (or, for dkv, of a q head in its dK/dV tile).
 struct RankForm {
-  /// "ascending" | "descending" | "rotate" (dQ only) | "arrival" (dQ only) | "waves" (dQ only) |
-  /// "table" | "none"
-  std::string kind = "table";
+  RankKind kind = RankKind::kTable;
   int mult = 0;  ///< rotate: rank = ((i - offset - j * mult) mod modulus) / div;
                  ///< waves: the Q walk's mult and offset, modulus = its length n
   int offset = 0;

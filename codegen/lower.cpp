@@ -21,13 +21,13 @@ namespace {
 // to compile, and int offsets could overflow.
 constexpr std::size_t kMaxTableEntries = std::size_t{1} << 22;
 
-QOrderForm q_form(char const* kind) {
+QOrderForm q_form(QOrderKind kind) {
   QOrderForm q;
   q.kind = kind;
   return q;
 }
 
-RankForm rank_form(char const* kind) {
+RankForm rank_form(RankKind kind) {
   RankForm r;
   r.kind = kind;
   return r;
@@ -103,7 +103,7 @@ bool fill_ranges(sim::Problem const& problem, ScheduleForm& form) {
 
 WorkForm work_table(KernelSpec const& spec, sim::Schedule const& schedule) {
   WorkForm work;
-  work.kind = "table";
+  work.kind = WorkKind::kTable;
   work.begin.push_back(0);
   for (auto const& cta : schedule.ctas) {
     for (auto const& item : cta.items) {
@@ -116,7 +116,7 @@ WorkForm work_table(KernelSpec const& spec, sim::Schedule const& schedule) {
 
 QOrderForm q_table(KernelSpec const& spec, sim::Schedule const& schedule) {
   QOrderForm q;
-  q.kind = "table";
+  q.kind = QOrderKind::kTable;
   int const items = spec.batch * spec.q_heads * spec.kv_tiles;
   std::vector<std::vector<int> const*> walk(items, nullptr);
   for (auto const& cta : schedule.ctas) {
@@ -138,7 +138,7 @@ QOrderForm q_table(KernelSpec const& spec, sim::Schedule const& schedule) {
 
 RankForm rank_table(std::vector<std::vector<int>> const& order, int row_len) {
   RankForm r;
-  r.kind = "table";
+  r.kind = RankKind::kTable;
   RowPool pool;
   for (auto const& contributors : order) {
     // A row covers one block of row_len contributors: a dQ tile's KV tiles (0 .. kv_tiles - 1),
@@ -156,7 +156,7 @@ WorkForm closed_work(KernelSpec const& spec, sim::Schedule const& schedule) {
   for (int const head_fastest : {0, 1}) {
     for (int const reverse : {0, 1}) {
       WorkForm work;
-      work.kind = "strided";
+      work.kind = WorkKind::kStrided;
       work.head_fastest = head_fastest;
       work.reverse = reverse;
       if (work_mismatch(spec, work, schedule).empty()) return work;
@@ -165,7 +165,7 @@ WorkForm closed_work(KernelSpec const& spec, sim::Schedule const& schedule) {
   // symmetric-shift: pairs (p, n-1-p) per head dealt round-robin.
   if (spec.kv_tiles % 2 == 0) {
     WorkForm work;
-    work.kind = "paired";
+    work.kind = WorkKind::kPaired;
     if (work_mismatch(spec, work, schedule).empty()) return work;
   }
   return work_table(spec, schedule);
@@ -174,7 +174,7 @@ WorkForm closed_work(KernelSpec const& spec, sim::Schedule const& schedule) {
 /// Rotate parameters read off the walks of KV tiles 0 and 1; verification decides if they hold.
 QOrderForm rotate_guess(ScheduleForm const& form, sim::Schedule const& schedule) {
   QOrderForm q;
-  q.kind = "rotate";
+  q.kind = QOrderKind::kRotate;
   std::vector<int> first(form.q_lo.size(), -1);
   for (auto const& cta : schedule.ctas) {
     for (auto const& item : cta.items) {
@@ -192,9 +192,11 @@ QOrderForm rotate_guess(ScheduleForm const& form, sim::Schedule const& schedule)
 /// Arrival ranks counted in the hook: offered when the work and the Q order are closed forms and
 /// the first unit's length can stand for all (verification decides whether it does).
 std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule const& schedule) {
-  bool const work_closed = form.work.kind == "strided" || form.work.kind == "paired";
-  bool const q_closed = form.q_order.kind == "ascending" || form.q_order.kind == "descending" ||
-                        form.q_order.kind == "rotate";
+  bool const work_closed =
+      form.work.kind == WorkKind::kStrided || form.work.kind == WorkKind::kPaired;
+  bool const q_closed = form.q_order.kind == QOrderKind::kAscending ||
+                        form.q_order.kind == QOrderKind::kDescending ||
+                        form.q_order.kind == QOrderKind::kRotate;
   if (!work_closed || !q_closed || schedule.launch != sim::LaunchModel::kPersistent) {
     return std::nullopt;
   }
@@ -205,9 +207,9 @@ std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule co
   }
   if (steps > std::numeric_limits<int>::max() / 2) return std::nullopt;
   auto const& first = schedule.ctas.front().items;
-  std::size_t const per_unit = form.work.kind == "paired" ? 2 : 1;
+  std::size_t const per_unit = form.work.kind == WorkKind::kPaired ? 2 : 1;
   if (first.size() < per_unit) return std::nullopt;
-  RankForm r = rank_form("arrival");
+  RankForm r = rank_form(RankKind::kArrival);
   for (std::size_t n = 0; n < per_unit; ++n) {
     r.unit_steps += static_cast<int>(first[n].q_order.size());
   }
@@ -219,9 +221,10 @@ std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule co
 /// and steps of a head's KV tiles distinct (mult * (kv_tiles - 1) < n). Verification decides.
 std::optional<RankForm> waves_guess(ScheduleForm const& form, sim::Schedule const& schedule,
                                     KernelSpec const& spec) {
-  if (form.work.kind != "strided" || form.work.head_fastest != 0 || form.work.reverse != 0 ||
-      form.q_order.kind != "rotate" || schedule.launch != sim::LaunchModel::kPersistent ||
-      !uniform(form.q_lo) || !uniform(form.q_hi)) {
+  if (form.work.kind != WorkKind::kStrided || form.work.head_fastest != 0 ||
+      form.work.reverse != 0 || form.q_order.kind != QOrderKind::kRotate ||
+      schedule.launch != sim::LaunchModel::kPersistent || !uniform(form.q_lo) ||
+      !uniform(form.q_hi)) {
     return std::nullopt;
   }
   int const n = form.q_hi[0] - form.q_lo[0] + 1;
@@ -239,7 +242,7 @@ std::optional<RankForm> waves_guess(ScheduleForm const& form, sim::Schedule cons
       std::numeric_limits<int>::max()) {
     return std::nullopt;
   }
-  RankForm r = rank_form("waves");
+  RankForm r = rank_form(RankKind::kWaves);
   r.mult = mult;
   r.offset = form.q_order.offset;
   r.modulus = n;
@@ -254,8 +257,8 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
 
   std::vector<QOrderForm> q_candidates;
   if (contiguous) {
-    q_candidates.push_back(q_form("ascending"));
-    q_candidates.push_back(q_form("descending"));
+    q_candidates.push_back(q_form(QOrderKind::kAscending));
+    q_candidates.push_back(q_form(QOrderKind::kDescending));
     q_candidates.push_back(rotate_guess(form, schedule));
   }
   form.q_order = q_table(spec, schedule);
@@ -270,12 +273,12 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
 
   std::vector<RankForm> rank_candidates;
   if (contiguous) {
-    rank_candidates.push_back(rank_form("ascending"));
-    rank_candidates.push_back(rank_form("descending"));
-    if (form.q_order.kind == "rotate") {
+    rank_candidates.push_back(rank_form(RankKind::kAscending));
+    rank_candidates.push_back(rank_form(RankKind::kDescending));
+    if (form.q_order.kind == QOrderKind::kRotate) {
       for (int const div : {1, form.q_order.mult}) {
         if (div <= 0) continue;
-        RankForm rotate = rank_form("rotate");
+        RankForm rotate = rank_form(RankKind::kRotate);
         rotate.mult = form.q_order.mult;
         rotate.offset = form.q_order.offset;
         rotate.modulus = spec.q_tiles;
@@ -302,7 +305,7 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
 
   if (problem.is_gqa()) {
     form.dkv_rank = rank_table(schedule.dkv_order, problem.group_size());
-    for (char const* kind : {"ascending", "descending"}) {
+    for (RankKind const kind : {RankKind::kAscending, RankKind::kDescending}) {
       ScheduleForm trial = form;
       trial.dkv_rank = rank_form(kind);
       if (dkv_rank_mismatch(spec, trial, schedule).empty()) {
@@ -311,14 +314,16 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
       }
     }
   } else {
-    form.dkv_rank = rank_form("none");
+    form.dkv_rank = rank_form(RankKind::kNone);
   }
 
-  bool const any_table = form.work.kind == "table" || form.q_order.kind == "table" ||
-                         form.dq_rank.kind == "table" || form.dkv_rank.kind == "table";
-  bool const all_table = form.work.kind == "table" && form.q_order.kind == "table" &&
-                         form.dq_rank.kind == "table" &&
-                         (form.dkv_rank.kind == "table" || form.dkv_rank.kind == "none");
+  bool const any_table =
+      form.work.kind == WorkKind::kTable || form.q_order.kind == QOrderKind::kTable ||
+      form.dq_rank.kind == RankKind::kTable || form.dkv_rank.kind == RankKind::kTable;
+  bool const all_table =
+      form.work.kind == WorkKind::kTable && form.q_order.kind == QOrderKind::kTable &&
+      form.dq_rank.kind == RankKind::kTable &&
+      (form.dkv_rank.kind == RankKind::kTable || form.dkv_rank.kind == RankKind::kNone);
   form.name = all_table ? "table" : any_table ? spec.strategy + "+table" : spec.strategy;
   return form;
 }
@@ -338,7 +343,7 @@ ScheduleForm table_form(KernelSpec const& spec, sim::Schedule const& schedule) {
   form.q_order = q_table(spec, schedule);
   form.dq_rank = rank_table(schedule.dq_order, spec.kv_tiles);
   form.dkv_rank = spec.q_heads == spec.kv_heads
-                      ? rank_form("none")
+                      ? rank_form(RankKind::kNone)
                       : rank_table(schedule.dkv_order, spec.q_heads / spec.kv_heads);
   return form;
 }

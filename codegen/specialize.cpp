@@ -87,11 +87,11 @@ std::string next_work_item_body(KernelSpec const& spec, HookSite const& hook) {
   std::string const& k = hook.params[2];
   int const items = spec.batch * spec.q_heads * spec.kv_tiles;
   std::string call;
-  if (spec.form.work.kind == "strided") {
+  if (spec.form.work.kind == WorkKind::kStrided) {
     call = fmt::format("dash_cf_work_strided({}, {}, {}, {}, {}, {}, {}, {}, &b, &h, &j)", cta, k,
                        spec.grid, items, spec.kv_tiles, spec.q_heads, spec.form.work.head_fastest,
                        spec.form.work.reverse);
-  } else if (spec.form.work.kind == "paired") {
+  } else if (spec.form.work.kind == WorkKind::kPaired) {
     call = fmt::format("dash_cf_work_paired({}, {}, {}, {}, {}, {}, &b, &h, &j)", cta, k, spec.grid,
                        spec.batch, spec.kv_tiles, spec.q_heads);
   } else {
@@ -126,11 +126,11 @@ std::string q_tile_at_body(KernelSpec const& spec, HookSite const& hook) {
   std::string const lo = per_tile("dash_gen_q_lo", spec.form.q_lo, item + ".kv_tile");
   std::string const hi = per_tile("dash_gen_q_hi", spec.form.q_hi, item + ".kv_tile");
   std::string expr;
-  if (q.kind == "ascending") {
+  if (q.kind == QOrderKind::kAscending) {
     expr = fmt::format("dash_cf_q_ascending({}, {})", lo, t);
-  } else if (q.kind == "descending") {
+  } else if (q.kind == QOrderKind::kDescending) {
     expr = fmt::format("dash_cf_q_descending({}, {})", hi, t);
-  } else if (q.kind == "rotate") {
+  } else if (q.kind == QOrderKind::kRotate) {
     expr = fmt::format("dash_cf_q_rotate({}, {}, {}.kv_tile, {}, {}, {})", lo, hi, item, q.mult,
                        q.offset, t);
   } else {
@@ -148,20 +148,20 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
   std::string const& q_tile = hook.params[3];
   RankForm const& r = spec.form.dq_rank;
   std::string expr;
-  if (r.kind == "ascending") {
+  if (r.kind == RankKind::kAscending) {
     expr = fmt::format("dash_cf_rank_ascending({}, {}.kv_tile)",
                        per_tile("dash_gen_kv_lo", spec.form.kv_lo, q_tile), item);
-  } else if (r.kind == "descending") {
+  } else if (r.kind == RankKind::kDescending) {
     expr = fmt::format("dash_cf_rank_descending({}, {}.kv_tile)",
                        per_tile("dash_gen_kv_hi", spec.form.kv_hi, q_tile), item);
-  } else if (r.kind == "rotate") {
+  } else if (r.kind == RankKind::kRotate) {
     expr = fmt::format("dash_cf_rank_rotate({1}, {0}.kv_tile, {2}, {3}, {4}, {5})", item, q_tile,
                        r.mult, r.offset, r.modulus, r.div);
-  } else if (r.kind == "waves") {
+  } else if (r.kind == RankKind::kWaves) {
     // The arguments come from the list the host check used (verify.h, waves_fields).
     expr = fmt::format("dash_cf_rank_waves({1}, {0}.batch, {0}.head, {2}, {0}.kv_tile)", item,
                        fmt::join(waves_fields(spec, spec.form), ", "), q_tile);
-  } else if (r.kind == "arrival") {
+  } else if (r.kind == RankKind::kArrival) {
     // The arguments come from the list the host check used (verify.h, arrival_fields).
     auto const f = arrival_fields(spec, spec.form);
     return fmt::format(
@@ -185,15 +185,15 @@ std::string dkv_rank_body(KernelSpec const& spec, HookSite const& hook) {
   std::string const& item = hook.params[1];
   RankForm const& r = spec.form.dkv_rank;
   int const group = spec.q_heads / spec.kv_heads;
-  if (r.kind == "none") {
+  if (r.kind == RankKind::kNone) {
     return fmt::format(
         "{{\n  (void){};\n  (void){};\n  return 0;  // q_heads == kv_heads: never called\n}}",
         hook.params[0], item);
   }
   std::string expr;
-  if (r.kind == "ascending") {
+  if (r.kind == RankKind::kAscending) {
     expr = fmt::format("dash_cf_dkv_ascending({}.head, {})", item, group);
-  } else if (r.kind == "descending") {
+  } else if (r.kind == RankKind::kDescending) {
     expr = fmt::format("dash_cf_dkv_descending({}.head, {})", item, group);
   } else {
     expr = fmt::format(
@@ -215,25 +215,26 @@ std::string member_body(std::string const& body) {
 }
 
 std::string describe_form(ScheduleForm const& form) {
-  auto const work = form.work.kind == "strided"
+  auto const work = form.work.kind == WorkKind::kStrided
                         ? fmt::format("strided (head_fastest={}, reverse={})",
                                       form.work.head_fastest, form.work.reverse)
-                        : form.work.kind;
-  auto const q = form.q_order.kind == "rotate" ? fmt::format("rotate (mult={}, offset={})",
-                                                             form.q_order.mult, form.q_order.offset)
-                                               : form.q_order.kind;
+                        : std::string(to_string(form.work.kind));
+  auto const q =
+      form.q_order.kind == QOrderKind::kRotate
+          ? fmt::format("rotate (mult={}, offset={})", form.q_order.mult, form.q_order.offset)
+          : std::string(to_string(form.q_order.kind));
   RankForm const& r = form.dq_rank;
-  std::string dq = r.kind;
-  if (r.kind == "rotate") {
+  std::string dq(to_string(r.kind));
+  if (r.kind == RankKind::kRotate) {
     dq = fmt::format("rotate (mult={}, offset={}, modulus={}, div={})", r.mult, r.offset, r.modulus,
                      r.div);
-  } else if (r.kind == "arrival") {
+  } else if (r.kind == RankKind::kArrival) {
     dq = fmt::format("arrival (unit_steps={})", r.unit_steps);
-  } else if (r.kind == "waves") {
+  } else if (r.kind == RankKind::kWaves) {
     dq = fmt::format("waves (n={}, mult={}, offset={})", r.modulus, r.mult, r.offset);
   }
   return fmt::format("work {}; Q order {}; dQ rank {}; dK/dV rank {}", work, q, dq,
-                     form.dkv_rank.kind);
+                     to_string(form.dkv_rank.kind));
 }
 
 }  // namespace
@@ -258,29 +259,29 @@ std::string schedule_prelude(KernelSpec const& spec) {
   // A per-tile table is emitted only where a hook reads it: uniform ones are literals (per_tile),
   // except for the arrival form, which takes the Q bounds by pointer.
   std::vector<Table> tables;
-  bool const arrival = form.dq_rank.kind == "arrival";
+  bool const arrival = form.dq_rank.kind == RankKind::kArrival;
   if (arrival || !uniform(form.q_lo)) tables.push_back(int_table("dash_gen_q_lo", form.q_lo));
   if (arrival || !uniform(form.q_hi)) tables.push_back(int_table("dash_gen_q_hi", form.q_hi));
-  if (arrival || (form.dq_rank.kind == "ascending" && !uniform(form.kv_lo))) {
+  if (arrival || (form.dq_rank.kind == RankKind::kAscending && !uniform(form.kv_lo))) {
     tables.push_back(int_table("dash_gen_kv_lo", form.kv_lo));
   }
-  if (arrival || (form.dq_rank.kind == "descending" && !uniform(form.kv_hi))) {
+  if (arrival || (form.dq_rank.kind == RankKind::kDescending && !uniform(form.kv_hi))) {
     tables.push_back(int_table("dash_gen_kv_hi", form.kv_hi));
   }
-  if (form.work.kind == "table") {
+  if (form.work.kind == WorkKind::kTable) {
     tables.push_back(narrow_table("dash_gen_work_begin", form.work.begin));
     tables.push_back(narrow_table("dash_gen_work_items", form.work.items));
   }
-  if (form.q_order.kind == "table") {
+  if (form.q_order.kind == QOrderKind::kTable) {
     tables.push_back(narrow_table("dash_gen_q_item_row", form.q_order.item_row));
     tables.push_back(narrow_table("dash_gen_q_row_begin", form.q_order.row_begin));
     tables.push_back(narrow_table("dash_gen_q_rows", form.q_order.rows));
   }
-  if (form.dq_rank.kind == "table") {
+  if (form.dq_rank.kind == RankKind::kTable) {
     tables.push_back(narrow_table("dash_gen_dq_row", form.dq_rank.tile_row));
     tables.push_back(narrow_table("dash_gen_dq_rows", form.dq_rank.rows));
   }
-  if (form.dkv_rank.kind == "table") {
+  if (form.dkv_rank.kind == RankKind::kTable) {
     tables.push_back(narrow_table("dash_gen_dkv_row", form.dkv_rank.tile_row));
     tables.push_back(narrow_table("dash_gen_dkv_rows", form.dkv_rank.rows));
   }

@@ -15,12 +15,12 @@ int item_id(KernelSpec const& spec, WorkCoord const& c) {
 }  // namespace
 
 std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& form) {
-  int const work_kind = form.work.kind == "paired" ? 1 : 0;
-  DASH_ASSERT(form.work.kind == "paired" || form.work.kind == "strided");
-  int const q_kind = form.q_order.kind == "ascending"    ? 0
-                     : form.q_order.kind == "descending" ? 1
-                                                          : 2;
-  DASH_ASSERT(q_kind != 2 || form.q_order.kind == "rotate");
+  int const work_kind = form.work.kind == WorkKind::kPaired ? 1 : 0;
+  DASH_ASSERT(form.work.kind == WorkKind::kPaired || form.work.kind == WorkKind::kStrided);
+  int const q_kind = form.q_order.kind == QOrderKind::kAscending    ? 0
+                     : form.q_order.kind == QOrderKind::kDescending ? 1
+                                                                    : 2;
+  DASH_ASSERT(q_kind != 2 || form.q_order.kind == QOrderKind::kRotate);
   return {work_kind,           form.work.head_fastest, form.work.reverse,
           spec.grid,           spec.kv_tiles,          spec.q_heads,
           form.dq_rank.unit_steps, q_kind,             form.q_order.mult,
@@ -28,7 +28,7 @@ std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& f
 }
 
 std::array<int, 7> waves_fields(KernelSpec const& spec, ScheduleForm const& form) {
-  DASH_ASSERT(form.dq_rank.kind == "waves" && !form.q_lo.empty());
+  DASH_ASSERT(form.dq_rank.kind == RankKind::kWaves && !form.q_lo.empty());
   RankForm const& r = form.dq_rank;
   return {spec.grid, spec.kv_tiles, spec.q_heads, r.modulus, form.q_lo[0], r.mult, r.offset};
 }
@@ -36,15 +36,15 @@ std::array<int, 7> waves_fields(KernelSpec const& spec, ScheduleForm const& form
 std::optional<WorkCoord> eval_work(KernelSpec const& spec, WorkForm const& work, int cta, int k) {
   WorkCoord c;
   int found = 0;
-  if (work.kind == "strided") {
+  if (work.kind == WorkKind::kStrided) {
     int const items = spec.batch * spec.q_heads * spec.kv_tiles;
     found = dash_cf_work_strided(cta, k, spec.grid, items, spec.kv_tiles, spec.q_heads,
                                  work.head_fastest, work.reverse, &c.batch, &c.head, &c.kv_tile);
-  } else if (work.kind == "paired") {
+  } else if (work.kind == WorkKind::kPaired) {
     found = dash_cf_work_paired(cta, k, spec.grid, spec.batch, spec.kv_tiles, spec.q_heads,
                                 &c.batch, &c.head, &c.kv_tile);
   } else {
-    DASH_ASSERT(work.kind == "table");
+    DASH_ASSERT(work.kind == WorkKind::kTable);
     DASH_ASSERT(static_cast<int>(work.begin.size()) == spec.grid + 1);
     found = dash_cf_work_table(cta, k, spec.grid, work.begin.data(), work.items.data(),
                                spec.kv_tiles, spec.q_heads, &c.batch, &c.head, &c.kv_tile);
@@ -57,10 +57,11 @@ int eval_q_tile(KernelSpec const& spec, ScheduleForm const& form, WorkCoord item
   QOrderForm const& q = form.q_order;
   int const lo = form.q_lo[item.kv_tile];
   int const hi = form.q_hi[item.kv_tile];
-  if (q.kind == "ascending") return dash_cf_q_ascending(lo, t);
-  if (q.kind == "descending") return dash_cf_q_descending(hi, t);
-  if (q.kind == "rotate") return dash_cf_q_rotate(lo, hi, item.kv_tile, q.mult, q.offset, t);
-  DASH_ASSERT(q.kind == "table");
+  if (q.kind == QOrderKind::kAscending) return dash_cf_q_ascending(lo, t);
+  if (q.kind == QOrderKind::kDescending) return dash_cf_q_descending(hi, t);
+  if (q.kind == QOrderKind::kRotate)
+    return dash_cf_q_rotate(lo, hi, item.kv_tile, q.mult, q.offset, t);
+  DASH_ASSERT(q.kind == QOrderKind::kTable);
   return dash_cf_q_table(q.item_row.data(), q.row_begin.data(), q.rows.data(),
                          item_id(spec, item), t);
 }
@@ -68,24 +69,24 @@ int eval_q_tile(KernelSpec const& spec, ScheduleForm const& form, WorkCoord item
 int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, int head, int q_tile,
                  int kv_tile) {
   RankForm const& r = form.dq_rank;
-  if (r.kind == "ascending") return dash_cf_rank_ascending(form.kv_lo[q_tile], kv_tile);
-  if (r.kind == "descending") return dash_cf_rank_descending(form.kv_hi[q_tile], kv_tile);
-  if (r.kind == "rotate") {
+  if (r.kind == RankKind::kAscending) return dash_cf_rank_ascending(form.kv_lo[q_tile], kv_tile);
+  if (r.kind == RankKind::kDescending) return dash_cf_rank_descending(form.kv_hi[q_tile], kv_tile);
+  if (r.kind == RankKind::kRotate) {
     return dash_cf_rank_rotate(q_tile, kv_tile, r.mult, r.offset, r.modulus, r.div);
   }
-  if (r.kind == "waves") {
+  if (r.kind == RankKind::kWaves) {
     auto const f = waves_fields(spec, form);
     return dash_cf_rank_waves(f[0], f[1], f[2], f[3], f[4], f[5], f[6], batch, head, q_tile,
                               kv_tile);
   }
-  if (r.kind == "arrival") {
+  if (r.kind == RankKind::kArrival) {
     auto const f = arrival_fields(spec, form);
     DashCfArrival const a{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
                           form.q_lo.data(), form.q_hi.data()};
     return dash_cf_rank_arrival(a, form.kv_lo[q_tile], form.kv_hi[q_tile], batch, head, q_tile,
                                 kv_tile);
   }
-  DASH_ASSERT(r.kind == "table");
+  DASH_ASSERT(r.kind == RankKind::kTable);
   int const dq = (batch * spec.q_heads + head) * spec.q_tiles + q_tile;
   return dash_cf_rank_table(r.tile_row.data(), r.rows.data(), spec.kv_tiles, dq, kv_tile);
 }
@@ -94,9 +95,9 @@ int eval_dkv_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, i
                   int kv_tile) {
   RankForm const& r = form.dkv_rank;
   int const group = spec.q_heads / spec.kv_heads;
-  if (r.kind == "ascending") return dash_cf_dkv_ascending(q_head, group);
-  if (r.kind == "descending") return dash_cf_dkv_descending(q_head, group);
-  DASH_ASSERT(r.kind == "table");
+  if (r.kind == RankKind::kAscending) return dash_cf_dkv_ascending(q_head, group);
+  if (r.kind == RankKind::kDescending) return dash_cf_dkv_descending(q_head, group);
+  DASH_ASSERT(r.kind == RankKind::kTable);
   int const dkv = (batch * spec.kv_heads + q_head / group) * spec.kv_tiles + kv_tile;
   return dash_cf_dkv_table(r.tile_row.data(), r.rows.data(), group, dkv, q_head);
 }
@@ -171,7 +172,7 @@ std::string dq_rank_mismatch(KernelSpec const& spec, ScheduleForm const& form,
 
 std::string dkv_rank_mismatch(KernelSpec const& spec, ScheduleForm const& form,
                               sim::Schedule const& schedule) {
-  if (form.dkv_rank.kind == "none") {
+  if (form.dkv_rank.kind == RankKind::kNone) {
     return schedule.dkv_order.empty() ? std::string{} : "schedule has dK/dV ranks";
   }
   int const group = spec.q_heads / spec.kv_heads;

@@ -149,7 +149,7 @@ TEST_CASE("wave ranks emit the closed-form hook and no rank table", "[codegen][c
   auto const machine = sim::machine_with_sms(20);
   auto const schedule = sim::make_strategy("shift", problem, machine);
   auto const spec = cg::lower(problem, machine, schedule);  // wave ranks: the default
-  REQUIRE(spec.form.dq_rank.kind == "waves");
+  REQUIRE(spec.form.dq_rank.kind == cg::RankKind::kWaves);
   std::string const out = cg::generate_source(spec, runtime_template());
   // grid, KV tiles, heads, n, lo, mult, offset: shift walks Q tile (2j + t) mod 64 from KV tile j.
   CHECK_THAT(out,

@@ -43,12 +43,12 @@ TEST_CASE("fa3 written out by hand lowers to closed forms", "[codegen][cpu]") {
   Small const t;
   auto const spec = cg::lower(t.problem, t.machine, t.schedule);
   CHECK(spec.form.name == "fa3");
-  CHECK(spec.form.work.kind == "strided");
+  CHECK(spec.form.work.kind == cg::WorkKind::kStrided);
   CHECK(spec.form.work.head_fastest == 0);
   CHECK(spec.form.work.reverse == 0);
-  CHECK(spec.form.q_order.kind == "ascending");
-  CHECK(spec.form.dq_rank.kind == "ascending");
-  CHECK(spec.form.dkv_rank.kind == "none");
+  CHECK(spec.form.q_order.kind == cg::QOrderKind::kAscending);
+  CHECK(spec.form.dq_rank.kind == cg::RankKind::kAscending);
+  CHECK(spec.form.dkv_rank.kind == cg::RankKind::kNone);
   CHECK(spec.grid == 4);
   CHECK(spec.q_tiles == 4);
   CHECK(spec.kv_tiles == 2);
@@ -68,10 +68,10 @@ TEST_CASE("a closed form that does not reproduce the schedule is caught", "[code
   auto spec = cg::lower(t.problem, t.machine, t.schedule);
   REQUIRE(cg::form_mismatch(spec, t.schedule).empty());
   auto tampered = spec;
-  tampered.form.q_order.kind = "descending";
+  tampered.form.q_order.kind = cg::QOrderKind::kDescending;
   CHECK_THAT(cg::form_mismatch(tampered, t.schedule), Catch::Contains("expected Q tile 0"));
   tampered = spec;
-  tampered.form.dq_rank.kind = "descending";
+  tampered.form.dq_rank.kind = cg::RankKind::kDescending;
   CHECK_THAT(cg::form_mismatch(tampered, t.schedule), Catch::Contains("should have rank 0"));
   tampered = spec;
   tampered.form.work.reverse = 1;
@@ -82,9 +82,9 @@ TEST_CASE("a tampered schedule falls back to tables for exactly the broken part"
   Small t;
   t.schedule.ctas[3].items[0].q_order = {1, 0, 2, 3};  // one walk is no longer ascending
   auto const spec = cg::lower(t.problem, t.machine, t.schedule);
-  CHECK(spec.form.work.kind == "strided");
-  CHECK(spec.form.q_order.kind == "table");
-  CHECK(spec.form.dq_rank.kind == "ascending");
+  CHECK(spec.form.work.kind == cg::WorkKind::kStrided);
+  CHECK(spec.form.q_order.kind == cg::QOrderKind::kTable);
+  CHECK(spec.form.dq_rank.kind == cg::RankKind::kAscending);
   CHECK(spec.form.name == "fa3+table");
   CHECK(cg::form_mismatch(spec, t.schedule).empty());
   // Two distinct walks, deduplicated: rows {0,1,2,3} and {1,0,2,3}.
@@ -94,8 +94,8 @@ TEST_CASE("a tampered schedule falls back to tables for exactly the broken part"
   Small ranks;
   ranks.schedule.dq_order[5] = {1, 0};  // one dQ tile reduced in another order
   auto const spec2 = cg::lower(ranks.problem, ranks.machine, ranks.schedule);
-  CHECK(spec2.form.dq_rank.kind == "table");
-  CHECK(spec2.form.q_order.kind == "ascending");
+  CHECK(spec2.form.dq_rank.kind == cg::RankKind::kTable);
+  CHECK(spec2.form.q_order.kind == cg::QOrderKind::kAscending);
   CHECK(cg::eval_dq_rank(spec2, spec2.form, 0, 1, 1, 0) == 1);
   CHECK(cg::eval_dq_rank(spec2, spec2.form, 0, 1, 2, 0) == 0);
 
@@ -170,6 +170,33 @@ TEST_CASE("KernelSpec JSON round-trips and rejects malformed input", "[codegen][
   std::string fp8 = text;
   fp8.replace(fp8.find("\"dtype\":\"bf16\""), 14, "\"dtype\":\"fp8\"");
   CHECK_THROWS_WITH(cg::spec_from_json(fp8), Catch::Contains("dtype must be"));
+  // Each form kind is one of its spellings, else refused (not read as a default).
+  std::string const work = "\"work\":{\"begin\"";
+  REQUIRE(text.find(work) != std::string::npos);
+  auto const with = [&](std::string const& from, std::string const& to) {  // in the work form
+    std::string changed = text;
+    auto const at = changed.find(from, changed.find(work));
+    REQUIRE(at != std::string::npos);
+    return changed.replace(at, from.size(), to);
+  };
+  std::string const kind = "\"kind\":\"" + std::string(cg::to_string(spec.form.work.kind)) + "\"";
+  CHECK_THROWS_WITH(cg::spec_from_json(with(kind, "\"kind\":\"spiral\"")),
+                    Catch::Contains("unknown work kind 'spiral'"));
+  CHECK_THROWS_WITH(cg::spec_from_json(with(kind, "\"kind\":7")),
+                    Catch::Contains("must be a string"));
+  for (auto const k :
+       {cg::RankKind::kAscending, cg::RankKind::kDescending, cg::RankKind::kRotate,
+        cg::RankKind::kArrival, cg::RankKind::kWaves, cg::RankKind::kTable, cg::RankKind::kNone}) {
+    CHECK(cg::parse_rank_kind(cg::to_string(k)) == k);
+  }
+  for (auto const k : {cg::QOrderKind::kAscending, cg::QOrderKind::kDescending,
+                       cg::QOrderKind::kRotate, cg::QOrderKind::kTable}) {
+    CHECK(cg::parse_q_order_kind(cg::to_string(k)) == k);
+  }
+  for (auto const k : {cg::WorkKind::kStrided, cg::WorkKind::kPaired, cg::WorkKind::kTable}) {
+    CHECK(cg::parse_work_kind(cg::to_string(k)) == k);
+  }
+  CHECK_THROWS_WITH(cg::parse_rank_kind("Table"), Catch::Contains("known: ascending, descending"));
   std::string fp16 = text;
   fp16.replace(fp16.find("\"dtype\":\"bf16\""), 14, "\"dtype\":\"fp16\"");
   CHECK(cg::spec_from_json(fp16).dtype == dash::rt::DType::kFp16);
@@ -228,19 +255,20 @@ TEST_CASE("fa3 and fa3-spt lower to closed forms on the H200 shape", "[codegen][
     auto const spec = cg::lower(problem, machine, sim::make_strategy(name, problem, machine));
     CAPTURE(name, spec.form.work.kind, spec.form.q_order.kind, spec.form.dq_rank.kind);
     CHECK(spec.form.name == name);
-    CHECK(spec.form.work.kind == "strided");
+    CHECK(spec.form.work.kind == cg::WorkKind::kStrided);
     CHECK(spec.form.work.reverse == (std::string(name) == "fa3-spt" ? 1 : 0));
-    CHECK(spec.form.dq_rank.kind == (std::string(name) == "fa3-spt" ? "descending" : "ascending"));
+    CHECK(spec.form.dq_rank.kind ==
+          (std::string(name) == "fa3-spt" ? cg::RankKind::kDescending : cg::RankKind::kAscending));
   }
   // descending places items greedily by load (no closed form): its walks are closed, its work table.
   auto const desc = cg::lower(problem, machine, sim::make_strategy("descending", problem, machine));
-  CHECK(desc.form.q_order.kind == "descending");
-  CHECK(desc.form.work.kind == "table");
+  CHECK(desc.form.q_order.kind == cg::QOrderKind::kDescending);
+  CHECK(desc.form.work.kind == cg::WorkKind::kTable);
   CHECK(desc.form.name == "descending+table");
   // shift on a full mask: KV tile j starts at Q tile 2j (128 Q tiles, 64 KV tiles).
   problem.mask.kind = sim::MaskKind::kFull;
   auto const shift = cg::lower(problem, machine, sim::make_strategy("shift", problem, machine));
-  CHECK(shift.form.q_order.kind == "rotate");
+  CHECK(shift.form.q_order.kind == cg::QOrderKind::kRotate);
   CHECK(shift.form.q_order.mult == 2);
   CHECK(shift.form.q_order.offset == 0);
 }
@@ -268,19 +296,19 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     auto const schedule = sim::make_strategy("shift", problem, machine);
     auto const by_default = cg::lower(problem, machine, schedule);
     CHECK(by_default.form.name == "shift");
-    CHECK(by_default.form.q_order.kind == "rotate");
+    CHECK(by_default.form.q_order.kind == cg::QOrderKind::kRotate);
     CHECK(by_default.form.q_order.mult == mult);
-    CHECK(by_default.form.dq_rank.kind == "waves");
+    CHECK(by_default.form.dq_rank.kind == cg::RankKind::kWaves);
     CHECK(cg::lower(problem, machine, schedule, "bf16", tables).form.name == "shift+table");
     auto const shift = cg::lower(problem, machine, schedule, "bf16", counting);
     CHECK(shift.form.name == "shift");
-    CHECK(shift.form.work.kind == "strided");
-    CHECK(shift.form.dq_rank.kind == "arrival");
+    CHECK(shift.form.work.kind == cg::WorkKind::kStrided);
+    CHECK(shift.form.dq_rank.kind == cg::RankKind::kArrival);
     CHECK(shift.form.dq_rank.unit_steps == q_tiles);
     // The wave or counting form is needed: the rotate closed form, tried first, does not hold.
     auto rotate = shift;
     rotate.form.dq_rank = cg::RankForm{};
-    rotate.form.dq_rank.kind = "rotate";
+    rotate.form.dq_rank.kind = cg::RankKind::kRotate;
     rotate.form.dq_rank.mult = mult;
     rotate.form.dq_rank.modulus = shift.q_tiles;
     rotate.form.dq_rank.div = mult;
@@ -294,23 +322,23 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     auto const sym_schedule = sim::make_strategy("symmetric-shift", problem, machine);
     auto const sym = cg::lower(problem, machine, sym_schedule, "bf16", counting);
     auto const sym_default = cg::lower(problem, machine, sym_schedule);
-    CHECK(sym_default.form.work.kind == "paired");
-    CHECK(sym_default.form.dq_rank.kind == "table");
+    CHECK(sym_default.form.work.kind == cg::WorkKind::kPaired);
+    CHECK(sym_default.form.dq_rank.kind == cg::RankKind::kTable);
     CHECK(sym_default.form.name == "symmetric-shift+table");
-    CHECK(sym.form.work.kind == "paired");
+    CHECK(sym.form.work.kind == cg::WorkKind::kPaired);
     auto const second = cg::eval_work(sym, sym.form.work, 5, 1);
     REQUIRE(second);
     CHECK(*second == cg::WorkCoord{0, 0, 63 - 5});
     auto strided = sym;
     strided.form.work = cg::WorkForm{};
-    strided.form.work.kind = "strided";
+    strided.form.work.kind = cg::WorkKind::kStrided;
     CHECK_THAT(cg::form_mismatch(strided, sym_schedule), Catch::Contains("CTA 0 item 1"));
     // The exact construction at both head dims (k = 1 Q tile per KV tile at head_dim 64, k = 2 at
     // 128): the first walk of a pair is a rotation and an ascending tail, which no Q form follows;
     // its dQ ranks follow no closed form either.
     CHECK(sym.form.name == "symmetric-shift+table");
-    CHECK(sym.form.q_order.kind == "table");
-    CHECK(sym.form.dq_rank.kind == "table");
+    CHECK(sym.form.q_order.kind == cg::QOrderKind::kTable);
+    CHECK(sym.form.dq_rank.kind == cg::RankKind::kTable);
     CHECK(sym.form.dq_rank.unit_steps == 0);
   }
 }
@@ -325,10 +353,11 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
   counting.wave_ranks = false;
   counting.count_arrivals = true;
   auto schedule = sim::make_strategy("shift", problem, machine);
-  REQUIRE(cg::lower(problem, machine, schedule, "bf16", counting).form.dq_rank.kind == "arrival");
+  REQUIRE(cg::lower(problem, machine, schedule, "bf16", counting).form.dq_rank.kind ==
+          cg::RankKind::kArrival);
   std::swap(schedule.dq_order[3][0], schedule.dq_order[3][1]);
   auto const spec = cg::lower(problem, machine, schedule, "bf16", counting);
-  CHECK(spec.form.dq_rank.kind == "table");
+  CHECK(spec.form.dq_rank.kind == cg::RankKind::kTable);
   CHECK(spec.form.name == "shift+table");
   CHECK(cg::form_mismatch(spec, schedule).empty());
 }
@@ -353,21 +382,21 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
         auto const schedule = sim::make_strategy("shift", problem, machine);
         auto const by_tables = cg::lower(problem, machine, schedule, "bf16", tables).form.dq_rank.kind;
         auto const spec = cg::lower(problem, machine, schedule);
-        if (by_tables == "rotate") {
+        if (by_tables == cg::RankKind::kRotate) {
           // One wave per head (as many CTAs as KV tiles): the plainer rotate form, tried first.
-          CHECK(spec.form.dq_rank.kind == "rotate");
+          CHECK(spec.form.dq_rank.kind == cg::RankKind::kRotate);
           continue;
         }
         // Without the option the rank is a table. With it (the default), offered and accepted only
         // if it reproduces every rank of the schedule.
-        CHECK(by_tables == "table");
-        CHECK(spec.form.dq_rank.kind == "waves");
+        CHECK(by_tables == cg::RankKind::kTable);
+        CHECK(spec.form.dq_rank.kind == cg::RankKind::kWaves);
         CHECK(spec.form.name == "shift");
         CHECK(cg::form_mismatch(spec, schedule).empty());
         // Same ranks as the counting form, contribution by contribution.
         auto counting = spec;
         counting.form.dq_rank = cg::RankForm{};
-        counting.form.dq_rank.kind = "arrival";
+        counting.form.dq_rank.kind = cg::RankKind::kArrival;
         counting.form.dq_rank.unit_steps = spec.q_tiles;
         CHECK(cg::dq_rank_mismatch(counting, counting.form, schedule).empty());
         // A wrong offset is caught.
@@ -384,6 +413,6 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
   causal.mask.kind = sim::MaskKind::kCausal;
   auto const machine = sim::machine_preset("h200");
   auto const spec = cg::lower(causal, machine, sim::make_strategy("shift", causal, machine));
-  CHECK(spec.form.dq_rank.kind != "waves");
+  CHECK(spec.form.dq_rank.kind != cg::RankKind::kWaves);
   CHECK(cg::form_mismatch(spec, sim::make_strategy("shift", causal, machine)).empty());
 }
