@@ -15,7 +15,27 @@ void from_json(nlohmann::json const& j, DType& dtype) {
   if (!parsed) throw nlohmann::json::type_error::create(302, "dtype must be \"bf16\" or \"fp16\"", &j);
   dtype = *parsed;
 }
+// The kernel family as family_name spells it; an unknown name is an error.
+void to_json(nlohmann::json& j, KernelFamily family) { j = std::string(family_name(family)); }
+void from_json(nlohmann::json const& j, KernelFamily& family) {
+  auto const name = j.get<std::string>();
+  auto const parsed = parse_family(name);
+  if (!parsed) user_error("unknown kernel family '{}': expected sm80 or sm90", name);
+  family = *parsed;
+}
 }  // namespace dash::rt
+
+namespace dash::sim {
+// The mask kind and the launch model as sim::to_string spells them; anything else is an error.
+void to_json(nlohmann::json& j, MaskKind kind) { j = std::string(to_string(kind)); }
+void from_json(nlohmann::json const& j, MaskKind& kind) {
+  kind = parse_mask_kind(j.get<std::string>());
+}
+void to_json(nlohmann::json& j, LaunchModel launch) { j = to_string(launch); }
+void from_json(nlohmann::json const& j, LaunchModel& launch) {
+  launch = parse_launch(j.get<std::string>());
+}
+}  // namespace dash::sim
 
 namespace dash::codegen {
 
@@ -63,8 +83,8 @@ std::string spec_name(KernelSpec const& spec) {
     bool const safe = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
     strategy += safe ? ch : '_';
   }
-  return fmt::format("d{}_{}_s{}x{}_h{}_b{}_{}_{}", spec.head_dim, spec.mask, spec.seqlen_q,
-                     spec.seqlen_k, spec.q_heads, spec.batch, strategy,
+  return fmt::format("d{}_{}_s{}x{}_h{}_b{}_{}_{}", spec.head_dim, sim::to_string(spec.mask),
+                     spec.seqlen_q, spec.seqlen_k, spec.q_heads, spec.batch, strategy,
                      spec_hash(spec).substr(0, 8));
 }
 

@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "codegen/form_kind.h"
+#include "dagsim/mask.h"
+#include "dagsim/schedule.h"
 #include "runtime/dtype.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::codegen {
 
@@ -70,16 +73,17 @@ struct KernelSpec {
   /// 2: the kernel family; the generated file holds the specialized policy only.
   int format_version = 2;
   /// The kernel family (rt::parse_family's spelling) whose kernel header the policy plugs into.
-  std::string family = "sm80";
+  rt::KernelFamily family = rt::KernelFamily::kSm80;
   std::string gpu;   ///< machine name ("h200", "sm100", ...)
   int sms = 0;
   int batch = 0, q_heads = 0, kv_heads = 0, seqlen_q = 0, seqlen_k = 0;
   int head_dim = 0, tile_m = 0, tile_n = 0;
   int q_tiles = 0, kv_tiles = 0;
-  std::string mask = "full";  ///< "full" | "causal" | "window"
+  sim::MaskKind mask = sim::MaskKind::kFull;  ///< serialized as sim::to_string(MaskKind) spells it
   int window_left = 0, window_right = 0;
   rt::DType dtype = rt::DType::kBf16;  ///< serialized as rt::to_string spells it
-  std::string launch = "persistent";
+  sim::LaunchModel launch =
+      sim::LaunchModel::kPersistent;  ///< serialized as sim::to_string spells it
   int grid = 0;  ///< CTAs launched (persistent: <= sms; dynamic: one per work item)
   std::string strategy;
   ScheduleForm form;

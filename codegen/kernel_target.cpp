@@ -19,11 +19,6 @@ KernelTarget kernel_target(rt::KernelFamily family) {
       rt::family_name(family));
 }
 
-rt::KernelFamily spec_family(std::string const& name) {
-  if (auto const family = rt::parse_family(name)) return *family;
-  user_error("unknown kernel family '{}': expected sm80 or sm90", name);
-}
-
 std::string registration_line(KernelTarget const& target, std::string const& policy) {
   return fmt::format("static {}<dash::rt::{}> const dash_registrar;\n", target.registrar, policy);
 }

@@ -17,9 +17,6 @@ struct KernelTarget {
 /// The family's target. UserError for a family without a kernel header to generate for.
 KernelTarget kernel_target(rt::KernelFamily family);
 
-/// "sm80", "sm90" -> the family (KernelSpec::family); UserError for anything else.
-rt::KernelFamily spec_family(std::string const& name);
-
 /// The generated file's last line: a static registrar of `policy` (a name in dash::rt).
 std::string registration_line(KernelTarget const& target, std::string const& policy);
 

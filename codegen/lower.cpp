@@ -61,15 +61,13 @@ KernelSpec spec_header(sim::Problem const& problem, sim::Machine const& machine,
   spec.tile_n = problem.tile_n;
   spec.q_tiles = problem.q_tiles(0);
   spec.kv_tiles = problem.kv_tiles(0);
-  spec.mask = problem.mask.kind == sim::MaskKind::kFull     ? "full"
-              : problem.mask.kind == sim::MaskKind::kCausal ? "causal"
-                                                            : "window";
+  spec.mask = problem.mask.kind;
   if (problem.mask.kind == sim::MaskKind::kWindow) {
     spec.window_left = problem.mask.left;
     spec.window_right = problem.mask.right;
   }
   spec.dtype = *rt::parse_dtype(dtype);  // checked by lower()
-  spec.launch = sim::to_string(schedule.launch);
+  spec.launch = schedule.launch;
   spec.grid = static_cast<int>(schedule.ctas.size());
   spec.strategy = schedule.strategy;
   spec.schedule_hash = hex64(sim::schedule_hash(schedule));
@@ -371,7 +369,7 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
                rt::family_tile_m(family, problem.head_dim), rt::family_tile_n(family));
   }
   KernelSpec spec = spec_header(problem, machine, schedule, dtype);
-  spec.family = std::string(rt::family_name(family));
+  spec.family = family;
   spec.form = lower_form(spec, problem, schedule, options);
   if (table_entries(spec.form) > kMaxTableEntries) {
     user_error("generate: the schedule needs {} table entries (limit {}); use the generic kernel",

@@ -11,6 +11,7 @@
 #include "codegen/protocol_text.h"
 #include "codegen/verify.h"
 #include "dagsim/error.h"
+#include "runtime/mask_code.h"
 
 namespace dash::codegen {
 
@@ -326,7 +327,7 @@ std::vector<RewriteRule> hook_rules(KernelSpec const& spec, std::vector<HookSite
 
 std::vector<RewriteRule> constant_rules(KernelSpec const& spec) {
   int const dtype = static_cast<int>(spec.dtype);
-  int const mask = spec.mask == "full" ? 0 : spec.mask == "causal" ? 1 : 2;
+  int const mask = rt::mask_code(spec.mask);
   return {set_constant("kHeadDim", std::to_string(spec.head_dim)),
           set_constant("kDType", std::to_string(dtype)),
           set_constant("kMaskKind", std::to_string(mask)),
@@ -338,7 +339,7 @@ std::vector<RewriteRule> constant_rules(KernelSpec const& spec) {
 std::string policy_name(KernelSpec const& spec) { return "SchedulePolicy_" + spec.schedule_hash; }
 
 std::string banner(KernelSpec const& spec, TemplateSource const& source) {
-  KernelTarget const target = kernel_target(spec_family(spec.family));
+  KernelTarget const target = kernel_target(spec.family);
   // Hashes of what the file is made of (the policy template and the protocol); the kernel it
   // includes is named, not hashed, so that editing the kernel leaves generated/ as it is.
   return fmt::format(
@@ -350,16 +351,16 @@ std::string banner(KernelSpec const& spec, TemplateSource const& source) {
       "// kernel:        {} ({}), d{} {} {}, b{} h{}/{} s{}x{}, tiles {}x{}\n"
       "// schedule:      {} on {} ({} SMs), {} launch, grid {}, form '{}'\n\n",
       kGenerator, spec_hash(spec), spec.schedule_hash, source.name, hex64(fnv1a64(source.text)),
-      kProtocolPath, protocol_hash(), spec.family, target.header, spec.head_dim, spec.mask,
-      rt::to_string(spec.dtype), spec.batch, spec.q_heads, spec.kv_heads, spec.seqlen_q, spec.seqlen_k,
-      spec.tile_m, spec.tile_n, spec.strategy, spec.gpu, spec.sms, spec.launch, spec.grid,
-      spec.form.name);
+      kProtocolPath, protocol_hash(), rt::family_name(spec.family), target.header, spec.head_dim,
+      sim::to_string(spec.mask), rt::to_string(spec.dtype), spec.batch, spec.q_heads, spec.kv_heads,
+      spec.seqlen_q, spec.seqlen_k, spec.tile_m, spec.tile_n, spec.strategy, spec.gpu, spec.sms,
+      sim::to_string(spec.launch), spec.grid, spec.form.name);
 }
 
 std::string protocol_hash() { return hex64(fnv1a64(kProtocolText)); }
 
 std::string generate_source(KernelSpec const& spec, TemplateSource const& source) {
-  KernelTarget const target = kernel_target(spec_family(spec.family));
+  KernelTarget const target = kernel_target(spec.family);
   TemplateScan const scan =
       scan_template(source.text, source.path, template_parse_args(source.path));
   std::vector<RewriteRule> rules = hook_rules(spec, scan.hooks);

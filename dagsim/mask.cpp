@@ -37,12 +37,24 @@ Mask parse_mask(std::string const& text) {
 }
 
 std::string to_string(Mask const& mask) {
-  switch (mask.kind) {
+  if (mask.kind == MaskKind::kWindow) return fmt::format("window:{},{}", mask.left, mask.right);
+  return std::string(to_string(mask.kind));
+}
+
+std::string_view to_string(MaskKind kind) {
+  switch (kind) {
     case MaskKind::kFull: return "full";
     case MaskKind::kCausal: return "causal";
-    case MaskKind::kWindow: return fmt::format("window:{},{}", mask.left, mask.right);
+    case MaskKind::kWindow: return "window";
   }
   return "?";
+}
+
+MaskKind parse_mask_kind(std::string_view text) {
+  for (MaskKind const kind : {MaskKind::kFull, MaskKind::kCausal, MaskKind::kWindow}) {
+    if (to_string(kind) == text) return kind;
+  }
+  user_error("unknown mask kind '{}': expected full, causal or window", text);
 }
 
 }  // namespace dash::sim

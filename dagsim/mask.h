@@ -5,6 +5,7 @@
 // where causal is left = infinity, right = 0 and full is both infinite.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace dash::sim {
 
@@ -21,5 +22,8 @@ struct Mask {
 /// "full", "causal", "window:L,R". Throws UserError on anything else.
 Mask parse_mask(std::string const& text);
 std::string to_string(Mask const& mask);
+/// The kind alone: "full", "causal", "window" (a kernel spec's mask); UserError on anything else.
+std::string_view to_string(MaskKind kind);
+MaskKind parse_mask_kind(std::string_view text);
 
 }  // namespace dash::sim

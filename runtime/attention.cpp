@@ -13,22 +13,10 @@
 #include "dagsim/validate.h"
 #include "runtime/device_buffer.h"
 #include "runtime/kernels.h"
+#include "runtime/mask_code.h"
 
 namespace dash::rt {
 namespace {
-
-/// The kernels' mask code (runtime/kernel_params.h) of a mask kind: one checked conversion.
-int mask_code(sim::MaskKind kind) {
-  switch (kind) {
-    case sim::MaskKind::kFull:
-      return kMaskFull;
-    case sim::MaskKind::kCausal:
-      return kMaskCausal;
-    case sim::MaskKind::kWindow:
-      return kMaskWindow;
-  }
-  user_error("unknown mask kind {}", static_cast<int>(kind));
-}
 
 struct Sizes {
   std::int64_t total_q = 0;

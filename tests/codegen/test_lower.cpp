@@ -197,6 +197,19 @@ TEST_CASE("KernelSpec JSON round-trips and rejects malformed input", "[codegen][
     CHECK(cg::parse_work_kind(cg::to_string(k)) == k);
   }
   CHECK_THROWS_WITH(cg::parse_rank_kind("Table"), Catch::Contains("known: ascending, descending"));
+  // The mask and the launch are spelled as the simulator spells them, else refused.
+  auto const swap = [&](std::string const& from, std::string const& to) {
+    std::string changed = text;
+    auto const at = changed.find(from);
+    REQUIRE(at != std::string::npos);
+    return changed.replace(at, from.size(), to);
+  };
+  std::string const mask = "\"mask\":\"" + std::string(sim::to_string(spec.mask)) + "\"";
+  CHECK_THROWS_WITH(cg::spec_from_json(swap(mask, "\"mask\":\"Causal\"")),
+                    Catch::Contains("unknown mask kind 'Causal'"));
+  std::string const launch = "\"launch\":\"" + sim::to_string(spec.launch) + "\"";
+  CHECK_THROWS_WITH(cg::spec_from_json(swap(launch, "\"launch\":\"eager\"")),
+                    Catch::Contains("eager"));
   std::string fp16 = text;
   fp16.replace(fp16.find("\"dtype\":\"bf16\""), 14, "\"dtype\":\"fp16\"");
   CHECK(cg::spec_from_json(fp16).dtype == dash::rt::DType::kFp16);
