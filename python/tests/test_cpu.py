@@ -227,26 +227,21 @@ def test_resolve_names_and_files(cache_dir, tmp_path):
     assert not (cache_dir / "schedules").exists()  # named strategies and files are not cached
 
 
-def test_evaluations_env(monkeypatch):
-    monkeypatch.setenv(_schedule.EVALS_ENV, "0")
-    with pytest.raises(ValueError, match=">= 1"):
-        _schedule.default_evaluations()
-    monkeypatch.setenv(_schedule.EVALS_ENV, "many")
-    with pytest.raises(ValueError, match="integer"):
-        _schedule.default_evaluations()
-    monkeypatch.setenv(_schedule.EVALS_ENV, "7")
-    assert _schedule.default_evaluations() == 7
-
-
-def test_budget_env(monkeypatch):
-    monkeypatch.setenv(_schedule.BUDGET_ENV, "0")
-    with pytest.raises(ValueError, match="> 0"):
-        _schedule.default_budget_s()
-    monkeypatch.setenv(_schedule.BUDGET_ENV, "soon")
-    with pytest.raises(ValueError, match="number"):
-        _schedule.default_budget_s()
-    monkeypatch.setenv(_schedule.BUDGET_ENV, "2.5")
-    assert _schedule.default_budget_s() == 2.5
+@pytest.mark.parametrize(
+    "env, read, below, not_a_number, good, value",
+    [
+        ("EVALS_ENV", "default_evaluations", ("0", ">= 1"), ("many", "integer"), "7", 7),
+        ("BUDGET_ENV", "default_budget_s", ("0", "> 0"), ("soon", "number"), "2.5", 2.5),
+    ],
+)
+def test_numeric_env_settings(monkeypatch, env, read, below, not_a_number, good, value):
+    name, reader = getattr(_schedule, env), getattr(_schedule, read)
+    for text, message in (below, not_a_number):
+        monkeypatch.setenv(name, text)
+        with pytest.raises(ValueError, match=message):
+            reader()
+    monkeypatch.setenv(name, good)
+    assert reader() == value
 
 
 # ----- fake tensors: shapes through the ops and torch.compile -----
