@@ -183,6 +183,8 @@ class _Attention:
         self.kernel_name = ""
         self.last_stream: Optional[int] = None
         self.last_event: Optional[torch.cuda.Event] = None
+        # Held by the object: at interpreter exit the module's globals may be gone before __del__ runs.
+        self._destroy = _lib.lib().dash_attn_destroy
         handle = ctypes.c_void_p()
         spec = json.dumps({"problem": problem, "family": family}).encode()
         _lib.check(_lib.lib().dash_attn_create(spec, _DTYPES[dtype], scale, device, ctypes.byref(handle)))
@@ -190,8 +192,9 @@ class _Attention:
 
     def __del__(self):
         handle = getattr(self, "handle", None)
-        if handle is not None and handle.value and _lib._lib is not None:
-            _lib._lib.dash_attn_destroy(handle)
+        destroy = getattr(self, "_destroy", None)
+        if handle is not None and handle.value and destroy is not None:
+            destroy(handle)
 
     def set_schedule(self, document: str) -> None:
         if document == self.schedule_document:

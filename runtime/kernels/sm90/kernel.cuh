@@ -141,6 +141,7 @@ inline constexpr int kBarDsFree = 1;  ///< both finished the previous step's dQ 
 inline constexpr int kBarDsFull = 2;  ///< both stored their dS^T rows
 inline constexpr int kBarDkv = 3;     ///< GQA dK/dV ticket
 inline constexpr int kBarEpilogue = 4;  ///< both staged their dK, dV rows for the TMA store
+inline constexpr int kBarItemDone = 5;  ///< both finished every GEMM of the item (the stages are free)
 
 // ---- Producer -----------------------------------------------------------------------------------
 template <class Policy, int D>
@@ -517,13 +518,16 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
 #pragma unroll
     for (int x = 0; x < D / 2; ++x) dk[x] *= g.scale;
     int const row_base = n0 + 64 * wg + 16 * wq + gq;
-    // Without GQA the tile goes out by TMA: staged in the Q / dO stages (free now: every wgmma of
-    // the item has completed, and the producer waits for stages_free before it refills them) in
+    // Without GQA the tile goes out by TMA: staged in the Q / dO stages (free once both warpgroups'
+    // wgmmas of the item have completed, and the producer waits for stages_free before it refills them) in
     // K's layout, one stmatrix per 16 columns as for dS^T, then one store per 64-column block.
     // The box clips rows past the tensor's end, so only a varlen tile cut by its sequence's end
     // (the next sequence's rows follow in the packed tensor) takes the per-thread stores.
     bool const by_tma = !gqa && (!g.varlen || n0 + TN <= len_k);
     if (by_tma) {
+      // The other warpgroup's last dK (and dV) GEMM may still read the last step's Q (dO) stage:
+      // both must be done before either overwrites the stages.
+      named_barrier(kBarItemDone, kMmaThreads);
       std::uint32_t const dk_s = smem_u32(sm.q[0]);
       std::uint32_t const dv_s = smem_u32(sm.dout[0]);
       static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2, "dK, dV fit the stages");
