@@ -5,10 +5,10 @@
 // until the gap is <= 1%), with 2 threads.
 #include <benchmark/benchmark.h>
 
-#include "dagsim/search.h"
-#include "dagsim/search_plan.h"
-#include "dagsim/search_seeds.h"
-#include "dagsim/simulate.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/search/search.h"
+#include "dagsim/search/search_plan.h"
+#include "dagsim/search/search_seeds.h"
 
 namespace {
 

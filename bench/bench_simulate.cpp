@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/machine.h"
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
-#include "dagsim/simulate.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 
 namespace {
 

@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <optional>
 
-#include "dagsim/error.h"
-#include "dagsim/named_run.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/named_run.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 #include "runtime/kernels/family.h"
 
 namespace dash::codegen {

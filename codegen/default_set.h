@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/machine.h"
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/model/cost_model.h"
 
 namespace dash::codegen {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace dash::codegen {
 

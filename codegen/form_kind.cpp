@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace dash::codegen {
 

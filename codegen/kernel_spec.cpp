@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace dash::rt {
 // The spec's JSON spells the dtype as rt::to_string does; any other text is an error (not a

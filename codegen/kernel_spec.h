@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "codegen/form_kind.h"
-#include "dagsim/mask.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/mask.h"
+#include "dagsim/core/schedule.h"
 #include "runtime/dtype.h"
 #include "runtime/kernels/family.h"
 

@@ -9,9 +9,9 @@
 #include "codegen/kernel_target.h"
 #include "codegen/specialize.h"
 #include "codegen/verify.h"
-#include "dagsim/error.h"
-#include "dagsim/rank_order.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/rank_order.h"
+#include "dagsim/model/validate.h"
 
 namespace dash::codegen {
 

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "codegen/kernel_spec.h"
-#include "dagsim/machine.h"
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
 #include "runtime/kernels/family.h"
 
 namespace dash::codegen {

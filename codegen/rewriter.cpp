@@ -17,7 +17,7 @@
 #include <clang/Tooling/Tooling.h>
 #include <llvm/ADT/SmallString.h>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace dash::codegen {
 

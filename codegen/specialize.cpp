@@ -10,7 +10,7 @@
 #include "codegen/kernel_target.h"
 #include "codegen/protocol_text.h"
 #include "codegen/verify.h"
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 #include "runtime/mask_code.h"
 
 namespace dash::codegen {

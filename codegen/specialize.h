@@ -11,7 +11,7 @@
 
 #include "codegen/kernel_spec.h"
 #include "codegen/rewriter.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/schedule.h"
 
 namespace dash::codegen {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace dash::codegen {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "codegen/kernel_spec.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/schedule.h"
 
 namespace dash::codegen {
 

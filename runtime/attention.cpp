@@ -6,11 +6,11 @@
 #include <span>
 #include <utility>
 
-#include "dagsim/error.h"
-#include "dagsim/machine.h"
-#include "dagsim/rank_order.h"
-#include "dagsim/tile_index.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/rank_order.h"
+#include "dagsim/core/tile_index.h"
+#include "dagsim/model/validate.h"
 #include "runtime/device_buffer.h"
 #include "runtime/kernels.h"
 #include "runtime/mask_code.h"

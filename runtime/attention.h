@@ -18,8 +18,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
 #include "runtime/kernels/family.h"

@@ -1,8 +1,8 @@
 #pragma once
 // The kernels' mask code (kMaskFull, kMaskCausal, kMaskWindow in runtime/kernel_params.h) of a
 // mask kind: one checked conversion, for the host API and the code generator's constants.
-#include "dagsim/error.h"
-#include "dagsim/mask.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/mask.h"
 #include "runtime/kernel_params.h"
 
 namespace dash::rt {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dagsim/problem.h"
+#include "dagsim/core/problem.h"
 #include "runtime/kernel_params.h"
 
 namespace dash::rt {

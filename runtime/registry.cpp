@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace dash::rt {
 namespace {

@@ -1,6 +1,6 @@
 #include "tools/bench_device.h"
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 #if DASH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -11,7 +11,7 @@
 #include <optional>
 #include <utility>
 
-#include "dagsim/rng.h"
+#include "dagsim/core/rng.h"
 #include "runtime/attention.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_buffer.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
 #include "runtime/kernels/family.h"
 #include "tools/bench_plan.h"
 

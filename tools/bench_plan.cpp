@@ -5,9 +5,9 @@
 
 #include <fmt/ranges.h>
 
-#include "dagsim/error.h"
-#include "dagsim/grid.h"
-#include "dagsim/strategies.h"
+#include "dagsim/benchmark/grid.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/strategies.h"
 #include "runtime/kernels/family.h"
 
 namespace dash::cli {

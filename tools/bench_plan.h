@@ -1,16 +1,16 @@
 #pragma once
 // The plan of `dash bench`: which shapes (the DASH/FA3 grid of docs/design.md section 6, or one shape),
 // which strategies and which reduction modes (the FLOPs and TFLOP/s, the grid's rule and the
-// median are dash::sim's: dagsim/flops.h, grid.h, median.h). Pure values: no GPU, testable on any
+// median are dash::sim's: dagsim/core/flops.h, grid.h, median.h). Pure values: no GPU, testable on any
 // machine.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "dagsim/grid.h"
-#include "dagsim/mask.h"
-#include "dagsim/problem.h"
+#include "dagsim/benchmark/grid.h"
+#include "dagsim/core/mask.h"
+#include "dagsim/core/problem.h"
 
 namespace dash::cli {
 

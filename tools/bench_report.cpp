@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "dagsim/flops.h"
+#include "dagsim/core/flops.h"
 #include "runtime/dtype.h"
 
 namespace dash::cli {

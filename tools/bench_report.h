@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dagsim/problem.h"
-#include "dagsim/units.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/units.h"
 #include "tools/bench_plan.h"
 
 namespace dash::cli {

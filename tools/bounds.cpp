@@ -1,5 +1,5 @@
 // dash bounds: the work, chain and combined lower bounds on any schedule's makespan.
-#include "dagsim/bounds.h"
+#include "dagsim/model/bounds.h"
 
 #include <cstdio>
 #include <memory>

@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/bounds.h"
-#include "dagsim/error.h"
-#include "dagsim/named_run.h"
-#include "dagsim/search.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/named_run.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
+#include "dagsim/search/search.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 

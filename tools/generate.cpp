@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 

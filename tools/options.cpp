@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dagsim/error.h"
-#include "dagsim/strategies.h"
-#include "dagsim/trace.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/trace.h"
+#include "dagsim/model/validate.h"
 #include "runtime/kernel_params.h"
 
 namespace dash::cli {

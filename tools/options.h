@@ -9,13 +9,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/machine.h"
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
-#include "dagsim/schedule_io.h"
-#include "dagsim/simulate.h"
-#include "dagsim/units.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/core/units.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
 #include "runtime/kernels/family.h"
 
 namespace dash::cli {

@@ -1,7 +1,7 @@
 // dash search: the best deterministic schedule the model knows for a shape and GPU, with its
-// lower bound, gap and certificate (dagsim/search.h). The hidden --report runs the quality grid of
+// lower bound, gap and certificate (dagsim/search/search.h). The hidden --report runs the quality grid of
 // docs/results/2026-11-29-model-search-quality*.md.
-#include "dagsim/search.h"
+#include "dagsim/search/search.h"
 
 #include <unistd.h>
 
@@ -15,11 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/error.h"
-#include "dagsim/grid.h"
-#include "dagsim/schedule_io.h"
-#include "dagsim/simulate.h"
-#include "dagsim/validate.h"
+#include "dagsim/benchmark/grid.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 #include "runtime/kernels/family.h"
 #include "tools/commands.h"
 #include "tools/options.h"

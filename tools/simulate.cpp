@@ -1,5 +1,5 @@
 // dash simulate: validate one schedule (a named strategy or a file), then simulate it.
-#include "dagsim/simulate.h"
+#include "dagsim/model/simulate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/bounds.h"
-#include "dagsim/trace.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/trace.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 

@@ -1,10 +1,10 @@
 // dash validate: check a schedule file (coverage, rank permutations, no deadlock) for its problem.
-#include "dagsim/validate.h"
+#include "dagsim/model/validate.h"
 
 #include <cstdio>
 #include <memory>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 

@@ -15,16 +15,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/error.h"
-#include "dagsim/machine.h"
-#include "dagsim/mask.h"
-#include "dagsim/named_run.h"
-#include "dagsim/problem.h"
-#include "dagsim/schedule_io.h"
-#include "dagsim/search.h"
-#include "dagsim/strategies.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/mask.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/named_run.h"
+#include "dagsim/model/validate.h"
+#include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
 
 #if DASH_ATTN_CUDA

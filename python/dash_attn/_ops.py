@@ -75,7 +75,7 @@ def _check_qkv(q, k, v, ndim: int) -> None:
 
 
 def _mask_args(causal, window) -> tuple[int, int, int]:
-    """(kind, left, right) of the runtime's bottom-right aligned mask (dagsim/mask.h)."""
+    """(kind, left, right) of the runtime's bottom-right aligned mask (dagsim/core/mask.h)."""
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
     if window is None:

@@ -19,7 +19,7 @@ UNBOUNDED = 1 << 28
 
 
 def visible(lq, lk, causal, window, device):
-    """Bottom-right aligned band (dagsim/mask.h): row r sees c iff r+off-left <= c <= r+off+right."""
+    """Bottom-right aligned band (dagsim/core/mask.h): row r sees c iff r+off-left <= c <= r+off+right."""
     left, right = UNBOUNDED, UNBOUNDED
     if window is not None:
         left = UNBOUNDED if window[0] < 0 else window[0]

@@ -17,11 +17,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/machine.h"
-#include "dagsim/search.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
 
 namespace {

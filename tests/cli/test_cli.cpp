@@ -15,11 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/bounds.h"
-#include "dagsim/cost_model.h"
-#include "dagsim/schedule_io.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
 #include "runtime/kernels/family.h"
 
 namespace {

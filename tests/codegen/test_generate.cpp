@@ -12,8 +12,8 @@
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "codegen/specialize.h"
-#include "dagsim/error.h"
-#include "dagsim/strategies.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/strategies.h"
 
 namespace cg = dash::codegen;
 namespace sim = dash::sim;

@@ -9,8 +9,8 @@
 #include "codegen/lower.h"
 #include "codegen/specialize.h"
 #include "codegen/verify.h"
-#include "dagsim/error.h"
-#include "dagsim/strategies.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/strategies.h"
 #include "runtime/kernels/family.h"
 
 namespace cg = dash::codegen;

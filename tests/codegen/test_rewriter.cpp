@@ -7,7 +7,7 @@
 #include <clang/Tooling/Core/Replacement.h>
 
 #include "codegen/rewriter.h"
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 
 namespace cg = dash::codegen;
 

@@ -3,9 +3,9 @@
 #include <utility>
 #include <vector>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/model/cost_model.h"
 
 namespace dash::sim::testing {
 

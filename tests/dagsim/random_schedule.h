@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/machine.h"
-#include "dagsim/problem.h"
-#include "dagsim/rng.h"
-#include "dagsim/schedule.h"
-#include "dagsim/tile_index.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/rng.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/core/tile_index.h"
+#include "dagsim/model/cost_model.h"
 
 namespace dash::sim::testing {
 

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "dagsim/bounds.h"
-#include "dagsim/error.h"
-#include "dagsim/simulate.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 #include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 

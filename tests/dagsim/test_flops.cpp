@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "dagsim/flops.h"
-#include "dagsim/problem.h"
+#include "dagsim/core/flops.h"
+#include "dagsim/core/problem.h"
 
 using namespace dash::sim;
 

@@ -1,8 +1,8 @@
 // The DASH/FA3 grid's rule: batch and heads from total tokens and hidden size; bad sizes refused.
 #include <catch2/catch.hpp>
 
-#include "dagsim/error.h"
-#include "dagsim/grid.h"
+#include "dagsim/benchmark/grid.h"
+#include "dagsim/core/error.h"
 
 using namespace dash::sim;
 

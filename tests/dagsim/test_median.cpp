@@ -1,8 +1,8 @@
 // The median behind every timed figure: odd and even counts, unsorted input, none.
 #include <catch2/catch.hpp>
 
-#include "dagsim/error.h"
-#include "dagsim/median.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/median.h"
 
 using dash::sim::median;
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "dagsim/error.h"
-#include "dagsim/problem.h"
-#include "dagsim/rng.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/rng.h"
 #include "tests/dagsim/random_schedule.h"
 
 using namespace dash::sim;

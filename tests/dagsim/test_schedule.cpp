@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "dagsim/rank_order.h"
-#include "dagsim/schedule.h"
-#include "dagsim/strategies.h"
+#include "dagsim/core/rank_order.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/core/strategies.h"
 
 using namespace dash::sim;
 

@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/error.h"
-#include "dagsim/schedule_io.h"
-#include "dagsim/strategies.h"
-#include "dagsim/tile_index.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/core/tile_index.h"
 
 namespace {
 

@@ -2,19 +2,19 @@
 // is reproducible across thread counts, and certifies small instances.
 #include <catch2/catch.hpp>
 
-#include "dagsim/bounds.h"
-#include "dagsim/error.h"
-#include "dagsim/rng.h"
-#include "dagsim/search.h"
-#include "dagsim/search_bound.h"
-#include "dagsim/search_exact.h"
-#include "dagsim/search_pair.h"
-#include "dagsim/search_plan.h"
-#include "dagsim/search_seeds.h"
-#include "dagsim/search_strategy.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/rng.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
+#include "dagsim/search/search.h"
+#include "dagsim/search/search_bound.h"
+#include "dagsim/search/search_exact.h"
+#include "dagsim/search/search_pair.h"
+#include "dagsim/search/search_plan.h"
+#include "dagsim/search/search_seeds.h"
+#include "dagsim/search/search_strategy.h"
 #include "tests/dagsim/random_schedule.h"
 
 using namespace dash::sim;

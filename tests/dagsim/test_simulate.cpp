@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "dagsim/bounds.h"
-#include "dagsim/simulate.h"
-#include "dagsim/validate.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 #include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 

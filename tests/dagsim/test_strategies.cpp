@@ -9,16 +9,16 @@
 
 #include <fmt/format.h>
 
-#include "dagsim/bounds.h"
-#include "dagsim/cost_model.h"
-#include "dagsim/error.h"
-#include "dagsim/machine.h"
-#include "dagsim/named_run.h"
-#include "dagsim/problem.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
-#include "dagsim/tile_index.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/core/tile_index.h"
+#include "dagsim/model/bounds.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/named_run.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 
 namespace {
 

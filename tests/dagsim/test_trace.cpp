@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/simulate.h"
-#include "dagsim/strategies.h"
-#include "dagsim/trace.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/trace.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "dagsim/error.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/model/validate.h"
 #include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 

@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "dagsim/error.h"
+#include "dagsim/core/error.h"
 #include "tools/options.h"
 
 namespace {

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "dagsim/cost_model.h"
-#include "dagsim/error.h"
-#include "dagsim/schedule_io.h"
-#include "dagsim/simulate.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
 
 namespace {
 // Simulating costs time linear in the steps; the reader and validator see every input.

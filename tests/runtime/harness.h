@@ -9,9 +9,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "dagsim/problem.h"
-#include "dagsim/schedule.h"
-#include "dagsim/tile_index.h"
+#include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
+#include "dagsim/core/tile_index.h"
 #include "runtime/attention.h"
 #include "runtime/reference.h"
 

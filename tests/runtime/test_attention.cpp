@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "dagsim/error.h"
-#include "dagsim/machine.h"
-#include "dagsim/strategies.h"
-#include "dagsim/validate.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/validate.h"
 #include "harness.h"
 #include "runtime/registry.h"
 

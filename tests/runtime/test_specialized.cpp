@@ -9,9 +9,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "dagsim/error.h"
-#include "dagsim/machine.h"
-#include "dagsim/strategies.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/strategies.h"
 #include "harness.h"
 #include "runtime/registry.h"
 

@@ -1,6 +1,6 @@
 // Times our backward (deterministic per strategy, and atomic) on DASH-grid shapes: CUDA events,
 // warm-up apart, median of 10, two input sets alternated (each several times the 60 MB L2).
-// Prints one line per measurement; TFLOP/s from dash::sim::backward_flops (dagsim/flops.h).
+// Prints one line per measurement; TFLOP/s from dash::sim::backward_flops (dagsim/core/flops.h).
 //   rt_bench [quick]   timings
 //   rt_bench shapes D/S/MASK...  timings of the given grid shapes only (e.g. 128/8192/causal)
 //   rt_bench specialized [MANIFEST [ROUNDS]]  every kernel of generated/manifest.json: its problem
@@ -25,13 +25,13 @@
 #include <nlohmann/json.hpp>
 
 #include "../harness.h"
-#include "dagsim/error.h"
-#include "dagsim/flops.h"
-#include "dagsim/grid.h"
-#include "dagsim/machine.h"
-#include "dagsim/median.h"
-#include "dagsim/strategies.h"
-#include "dagsim/validate.h"
+#include "dagsim/benchmark/grid.h"
+#include "dagsim/core/error.h"
+#include "dagsim/core/flops.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/median.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/validate.h"
 #include "runtime/bitwise_diff.h"
 #include "runtime/dtype.h"
 
