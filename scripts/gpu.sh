@@ -69,13 +69,9 @@ if want sanitize; then
   # racecheck several times: its slow shared-memory accesses skew the warpgroups' timing, which is
   # how a race between them shows (as a failed check with 0 hazards: the tool does not see the
   # tensor cores' and the copy engine's accesses).
-  runs=("memcheck memcheck")
-  for i in $(seq "${RACECHECK_RUNS:-3}"); do runs+=("racecheck racecheck-$i"); done
-  runs+=("synccheck synccheck")
-  for run in "${runs[@]}"; do
-    read -r tool name <<< "$run"
+  for name in memcheck $(seq -f "racecheck-%g" "${RACECHECK_RUNS:-3}") synccheck; do
     stage "sanitize ($name)" "${SANITIZE_LIMIT_S:-300}" "$out/sanitize-$name.log" \
-      compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/test_runtime" "[sanitize]"
+      compute-sanitizer --tool "${name%-*}" --error-exitcode 1 "$bin/test_runtime" "[sanitize]"
   done
 fi
 want codegen && stage "codegen (specialized vs generic)" "${CODEGEN_LIMIT_S:-150}" "$out/specialized.txt" \

@@ -27,26 +27,22 @@ Problem small() { return testing::grid(2, 2); }
 }  // namespace
 
 TEST_CASE("problem limits hold at their boundaries", "[limits]") {
-  SECTION("batch") {
-    Problem p = small();
-    p.batch = 1 << 16;
-    CHECK_NOTHROW(validate_problem(p));
-    p.batch += 1;
-    CHECK_THROWS_WITH(validate_problem(p), Contains("batch 65537 is larger than 65536"));
-  }
-  SECTION("heads") {
-    Problem p = small();
-    p.q_heads = 1 << 12;
-    CHECK_NOTHROW(validate_problem(p));
-    p.q_heads += 1;
-    CHECK_THROWS_WITH(validate_problem(p), Contains("heads 4097 is larger than 4096"));
-  }
-  SECTION("head dim") {
-    Problem p = small();
-    p.head_dim = 1024;
-    CHECK_NOTHROW(validate_problem(p));
-    p.head_dim = 1025;
-    CHECK_THROWS_WITH(validate_problem(p), Contains("head-dim 1025 is larger than 1024"));
+  SECTION("batch, heads, head dim") {
+    struct Limit {
+      int Problem::*field;
+      int max;
+      char const* refusal;
+    };
+    for (Limit const& l : {Limit{&Problem::batch, 1 << 16, "batch 65537 is larger than 65536"},
+                           Limit{&Problem::q_heads, 1 << 12, "heads 4097 is larger than 4096"},
+                           Limit{&Problem::head_dim, 1024, "head-dim 1025 is larger than 1024"}}) {
+      INFO(l.refusal);
+      Problem p = small();
+      p.*l.field = l.max;
+      CHECK_NOTHROW(validate_problem(p));
+      p.*l.field = l.max + 1;
+      CHECK_THROWS_WITH(validate_problem(p), Contains(l.refusal));
+    }
   }
   SECTION("tiles") {
     Problem p = small();
@@ -102,7 +98,7 @@ TEST_CASE("more than 32767 tiles along one dimension: every named strategy", "[l
       }
       INFO(name << (p == &tall ? " tall" : " wide"));
       REQUIRE_NOTHROW(validate(*p, machine, schedule));
-      // The largest tile indices appear where a 16-bit index would have wrapped.
+      // The long dimension's last tile index, past where a 16-bit index would have wrapped.
       int max_q = 0;
       int max_kv = 0;
       for (Cta const& cta : schedule.ctas) {
@@ -111,7 +107,7 @@ TEST_CASE("more than 32767 tiles along one dimension: every named strategy", "[l
           for (int q : item.q_order) max_q = std::max(max_q, q);
         }
       }
-      CHECK(std::max(max_q, max_kv) == kMany - 1);
+      CHECK((p == &tall ? max_q : max_kv) == kMany - 1);
       SimResult const sim = simulate(*p, machine, cost, schedule);
       CHECK(sim.steps == 2 * std::int64_t{kMany});
       CHECK(simulate_events(*p, machine, cost, schedule) == sim.makespan);
