@@ -2,6 +2,7 @@
 // A schedule for one problem on one machine (docs/design.md section 3). Plain data: JSON round-trip
 // (dagsim/core/schedule_io.h), replayable, diffable. Validate it (dagsim/model/validate.h) before any use.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,11 @@ std::int64_t count_steps(Schedule const& schedule);
 std::uint64_t schedule_hash(Schedule const& schedule);
 
 /// Ranks by arrival order: for every dQ tile (and dK/dV tile under GQA), order contributions by the
-/// position at which they occur when CTAs walk their lists in lock step (step t of every CTA before
-/// step t+1 of any; ties by CTA index). Used by `shift`, `symmetric-shift` and search seeds.
+/// time at which they occur when every step takes one unit and CTA c starts at starts[c] (no
+/// starts: all at 0, the CTAs walk their lists in lock step, step t of every CTA before step t+1 of
+/// any); ties by CTA index. Used by `shift`, `symmetric-shift` and search seeds, and with the
+/// dispatch times of a dynamic launch.
 struct Problem;
-void assign_arrival_ranks(Problem const& problem, Schedule& schedule);
+void assign_arrival_ranks(Problem const& problem, Schedule& schedule, std::span<std::int64_t const> starts = {});
 
 }  // namespace dash::sim

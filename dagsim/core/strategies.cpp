@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <functional>
 #include <queue>
-#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -169,47 +168,14 @@ std::vector<std::int64_t> dispatch_starts(Schedule const& schedule, int sms) {
   return starts;
 }
 
-/// Dynamic launch: ranks by arrival in the dispatch timeline of dispatch_starts, ties by launch
-/// slot. Safe with any SM count (see the comment at the top of this file).
-void assign_dynamic_ranks(Problem const& problem, Schedule& schedule, int sms) {
-  TileIndex const index(problem);
-  using Arrival = std::tuple<std::int64_t, int, int>;  // (time, launch slot, contributor)
-  std::vector<std::vector<Arrival>> dq(static_cast<std::size_t>(index.num_dq_tiles()));
-  std::vector<std::vector<Arrival>> dkv;
-  if (problem.is_gqa()) dkv.resize(static_cast<std::size_t>(index.num_dkv_tiles()));
-  std::vector<std::int64_t> const starts = dispatch_starts(schedule, sms);
-  for (int slot = 0; slot < static_cast<int>(schedule.ctas.size()); ++slot) {
-    std::int64_t time = starts[static_cast<std::size_t>(slot)];
-    for (auto const& item : schedule.ctas[static_cast<std::size_t>(slot)].items) {
-      for (int const i : item.q_order) {
-        dq[index.dq_id(item.batch, item.head, i)].emplace_back(time, slot, item.kv_tile);
-        ++time;
-      }
-      if (problem.is_gqa()) {
-        int const kvh = item.head / problem.group_size();
-        dkv[index.dkv_id(item.batch, kvh, item.kv_tile)].emplace_back(time, slot, item.head);
-      }
-    }
-  }
-  auto order_of = [](std::vector<std::vector<Arrival>>& targets) {
-    std::vector<std::vector<int>> order(targets.size());
-    for (std::size_t t = 0; t < targets.size(); ++t) {
-      std::sort(targets[t].begin(), targets[t].end());
-      order[t].reserve(targets[t].size());
-      for (auto const& [time, slot, who] : targets[t]) order[t].push_back(who);
-    }
-    return order;
-  };
-  schedule.dq_order = order_of(dq);
-  schedule.dkv_order = problem.is_gqa() ? order_of(dkv) : std::vector<std::vector<int>>{};
-}
-
 /// Ranks by arrival under the schedule's launch model.
 void assign_arrival_ranks_for(Problem const& problem, Machine const& machine, Schedule& schedule) {
   if (schedule.launch == LaunchModel::kPersistent) {
     assign_arrival_ranks(problem, schedule);
   } else {
-    assign_dynamic_ranks(problem, schedule, machine.sms);
+    // Dynamic launch: arrival in the dispatch timeline of dispatch_starts, ties by launch slot.
+    // Safe with any SM count (see the comment at the top of this file).
+    assign_arrival_ranks(problem, schedule, dispatch_starts(schedule, machine.sms));
   }
 }
 
