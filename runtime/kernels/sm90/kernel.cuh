@@ -43,6 +43,10 @@
 #include "runtime/ticket.cuh"
 #include "runtime/warp_mma.cuh"
 
+#ifndef DASH_SM90_KV_STAGES_D64
+#define DASH_SM90_KV_STAGES_D64 1
+#endif
+
 namespace dash::rt::sm90 {
 
 inline constexpr int kThreads = 384;
@@ -68,6 +72,15 @@ struct Tiles {
   static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
   static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
+  /// K/V buffers. With one, the next item's K, V load once every GEMM of the item has completed,
+  /// and dK, dV are staged for their TMA store in the Q / dO stages. With two (head dim 64 only:
+  /// the shared memory has room there), the producer loads the next item's K and V while this item
+  /// runs, and dK, dV are staged in the item's own K/V buffer, so the next item's Q loads never
+  /// wait for the epilogue. Measured on the H200 (docs/results/2026-12-02-h200-sm90-smem-align.md):
+  /// +2% at d64 causal 2k, -1 to -3% at d64 full 4k and causal 8k, so one buffer is the default
+  /// and an A/B build sets DASH_SM90_KV_STAGES_D64=2.
+  static constexpr int kKvStages = DASH_SM90_KV_STAGES_D64 > 1 && D == 64 ? 2 : 1;
+  static constexpr bool kEpilogueInKv = kKvStages > 1;
   /// dS^T buffers: with two, a warpgroup may store step t's dS^T while the other still runs step
   /// t - 1's dQ GEMM, and the barrier that waits for it goes (head dim 128: the shared memory
   /// has room for the second one only there).
@@ -111,21 +124,22 @@ struct DqInfo {
 template <int D>
 struct SharedStorage {
   using C = Tiles<D>;
-  std::uint16_t k[C::kTN * D];  ///< [D / 64][kTN][64]
-  std::uint16_t v[C::kTN * D];
+  std::uint16_t k[C::kKvStages][C::kTN * D];  ///< [D / 64][kTN][64]
+  std::uint16_t v[C::kKvStages][C::kTN * D];
   std::uint16_t q[C::kStages][C::kTM * D];  ///< [D / 64][kTM][64]
   std::uint16_t dout[C::kStages][C::kTM * D];
   std::uint16_t ds[C::kDsStages][C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
   float dq[C::kDqBuffers][C::kDqFloats];  ///< tile-major (TileMajorDq)
   float lse[C::kStages][C::kStatStride];
   float dpsum[C::kStages][C::kStatStride];
-  std::uint64_t kv_full, kv_empty;
+  std::uint64_t kv_full[C::kKvStages], kv_empty[C::kKvStages];
   std::uint64_t q_full[C::kStages], q_empty[C::kStages];
   std::uint64_t dq_full[C::kDqBuffers], dq_empty[C::kDqBuffers];
-  /// The item's epilogue no longer needs the Q / dO stages (it stages dK, dV there for the TMA
-  /// store): one arrival per item, the producer waits for it before the next item's Q loads.
+  /// With one K/V buffer: the item's epilogue no longer needs the Q / dO stages (it stages dK, dV
+  /// there for the TMA store): one arrival per item, the producer waits for it before the next
+  /// item's Q loads.
   std::uint64_t stages_free;
-  ItemInfo item;
+  ItemInfo item[C::kKvStages];
   StepInfo step[C::kStages];
   DqInfo dq_info[C::kDqBuffers];
 };
@@ -157,13 +171,15 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
   prefetch_tensor_map(&maps.dpsum);
   constexpr std::uint32_t kKvBytes = 2u * C::kTN * D * 2;
   constexpr std::uint32_t kStepBytes = 2u * C::kTM * D * 2 + 2u * C::kStatBox * 4;
-  std::uint32_t const kv_full = smem_u32(&sm.kv_full);
   int step = 0;
   for (int k = 0;; ++k) {
     WorkItemRef const item = Policy::next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
-    mbar_wait(smem_u32(&sm.kv_empty), (k & 1) ^ 1);  // the MMA warpgroups are done with K, V and sm.item
+    int const ks = k % C::kKvStages;
+    std::uint32_t const kv_full = smem_u32(&sm.kv_full[ks]);
+    // The MMA warpgroups are done with this buffer's K, V and item (and its dK, dV store has read it).
+    mbar_wait(smem_u32(&sm.kv_empty[ks]), ((k / C::kKvStages) & 1) ^ 1);
     if (item.batch < 0) {
-      sm.item.batch = -1;
+      sm.item[ks].batch = -1;
       mbar_arrive(kv_full);
       return;
     }
@@ -171,7 +187,7 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
     int const h = item.head;
     int const kvh = h / group;
     bool const gqa = group > 1;
-    sm.item = ItemInfo{b, h, item.kv_tile, item.num_steps,
+    sm.item[ks] = ItemInfo{b, h, item.kv_tile, item.num_steps,
                        gqa && p.deterministic != 0 ? Policy::dkv_rank(p.tables, item) : 0};
     // Fixed-length batches: rows of one sequence, the batch a coordinate (rows past the sequence
     // are out of the box: zeros). Varlen: rows of the packed tensor, batch 0.
@@ -182,11 +198,12 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
     mbar_arrive_expect_tx(kv_full, kKvBytes);
 #pragma unroll
     for (int blk = 0; blk < D / 64; ++blk) {
-      tma_load_4d(smem_u32(sm.k + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
-      tma_load_4d(smem_u32(sm.v + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
+      tma_load_4d(smem_u32(sm.k[ks] + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
+      tma_load_4d(smem_u32(sm.v[ks] + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
     }
-    // The previous item's dK, dV sit in the Q / dO stages until its TMA store has read them.
-    if (k > 0) mbar_wait(smem_u32(&sm.stages_free), (k - 1) & 1);
+    // One K/V buffer: the previous item's dK, dV sit in the Q / dO stages until its TMA store has
+    // read them.
+    if (!C::kEpilogueInKv && k > 0) mbar_wait(smem_u32(&sm.stages_free), (k - 1) & 1);
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
       // The schedule's lookups (global loads) before the wait for a free stage, so their latency
@@ -234,15 +251,15 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
       bulk_reduce_add_f32(dst, src, C::kDqFloats * 4);
     }
     bulk_commit();
+    // The buffer may be refilled once the add has read it.
+    bulk_wait_read();
+    mbar_arrive(smem_u32(&sm.dq_empty[buf]));
     if (det) {
       // Complete in global memory, not merely read from shared memory, before the next rank may
       // add: the completion orders the bulk writes before this thread's release.
       bulk_wait_complete();
       ticket::st_release(p.dq_ticket + info.tile, info.rank + 1);
-    } else {
-      bulk_wait_read();
     }
-    mbar_arrive(smem_u32(&sm.dq_empty[buf]));
   }
   bulk_wait_complete();
 }
@@ -297,8 +314,6 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
   bool const gqa = group > 1;
   bool const mma_leader = static_cast<int>(threadIdx.x) == 128;
 
-  std::uint32_t const k_s = smem_u32(sm.k);
-  std::uint32_t const v_s = smem_u32(sm.v);
   std::uint32_t const ds_s = smem_u32(sm.ds[0]);
   constexpr std::uint32_t kDsBytes = sizeof(sm.ds[0]);
   constexpr std::uint32_t kKvBlock = TN * 128;  // bytes of a 64-column block of K, V, dS^T
@@ -306,12 +321,8 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
   // dQ share of this warpgroup: rows q_off.., columns d_off..
   int const q_off = C::kDqByRows ? 64 * wg : 0;
   int const d_off = C::kDqByRows ? 0 : (D / 2) * wg;
-  // Descriptors of the operands that stay put: this warpgroup's K and V rows (K-major), dS^T
-  // and K as the dQ GEMM reads them (MN-major).
-  std::uint64_t const k_desc = k_major(k_s + wg * 64 * 128);
-  std::uint64_t const v_desc = k_major(v_s + wg * 64 * 128);
+  // dS^T as the dQ GEMM reads it (MN-major).
   std::uint64_t const ds_t_desc = mn_major(ds_s + (q_off / 64) * kKvBlock, kKvBlock);
-  std::uint64_t const k_t_desc = mn_major(k_s + (d_off / 64) * kKvBlock, kKvBlock);
 
   int step = 0;  // steps of this CTA so far: the Q ring's and the dQ buffers' position
   for (int k = 0;; ++k) {
@@ -319,9 +330,17 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     // S^T is done (wgmma groups complete in order), so that the next step's loads and S^T, dP^T
     // issue overlap that dK GEMM instead of waiting for it.
     int held = -1;
-    mbar_wait(smem_u32(&sm.kv_full), k & 1);
-    ItemInfo const item = sm.item;
+    int const ks = k % C::kKvStages;
+    mbar_wait(smem_u32(&sm.kv_full[ks]), (k / C::kKvStages) & 1);
+    ItemInfo const item = sm.item[ks];
     if (item.batch < 0) break;
+    // The item's K and V: this warpgroup's rows (K-major) for S^T and dP^T, K as the dQ GEMM reads
+    // it (MN-major).
+    std::uint32_t const k_s = smem_u32(sm.k[ks]);
+    std::uint32_t const v_s = smem_u32(sm.v[ks]);
+    std::uint64_t const k_desc = k_major(k_s + wg * 64 * 128);
+    std::uint64_t const v_desc = k_major(v_s + wg * 64 * 128);
+    std::uint64_t const k_t_desc = mn_major(k_s + (d_off / 64) * kKvBlock, kKvBlock);
     int const b = item.batch;
     int const h = item.head;
     int const kvh = h / group;
@@ -511,26 +530,32 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       finish_gemms();
       if (held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
     }
-    mbar_arrive(smem_u32(&sm.kv_empty));  // K, V and sm.item may be refilled
+    // One K/V buffer: K, V and the item may be refilled now. Two: once the epilogue is done with
+    // the buffer (below).
+    if (!C::kEpilogueInKv) mbar_arrive(smem_u32(&sm.kv_empty[ks]));
 
     // dV, and dK times the softmax scale, of this warpgroup's 64 KV rows: element (j, e) is row
     // 16 wq + gq + 8 (e / 2), column 8 j + 2 t4 + e % 2.
 #pragma unroll
     for (int x = 0; x < D / 2; ++x) dk[x] *= g.scale;
     int const row_base = n0 + 64 * wg + 16 * wq + gq;
-    // Without GQA the tile goes out by TMA: staged in the Q / dO stages (free once both warpgroups'
-    // wgmmas of the item have completed, and the producer waits for stages_free before it refills them) in
-    // K's layout, one stmatrix per 16 columns as for dS^T, then one store per 64-column block.
-    // The box clips rows past the tensor's end, so only a varlen tile cut by its sequence's end
-    // (the next sequence's rows follow in the packed tensor) takes the per-thread stores.
+    // Without GQA the tile goes out by TMA: staged in K's layout, one stmatrix per 16 columns as
+    // for dS^T, then one store per 64-column block. The staging area is the item's own K/V buffer
+    // where there are two, else the Q / dO stages; either is free once both warpgroups' wgmmas of
+    // the item have completed, and its barrier (kv_empty, stages_free) lets the producer refill it
+    // once the store has read it. The box clips rows past the tensor's end, so only a varlen tile
+    // cut by its sequence's end (the next sequence's rows follow in the packed tensor) takes the
+    // per-thread stores.
     bool const by_tma = !gqa && (!g.varlen || n0 + TN <= len_k);
+    std::uint32_t const release = smem_u32(C::kEpilogueInKv ? &sm.kv_empty[ks] : &sm.stages_free);
+    // The other warpgroup's last GEMMs may still read K, V and the last step's Q, dO stage: both
+    // warpgroups must be done before either overwrites the staging area or frees the K/V buffer.
+    if (by_tma || C::kEpilogueInKv) named_barrier(kBarItemDone, kMmaThreads);
     if (by_tma) {
-      // The other warpgroup's last dK (and dV) GEMM may still read the last step's Q (dO) stage:
-      // both must be done before either overwrites the stages.
-      named_barrier(kBarItemDone, kMmaThreads);
-      std::uint32_t const dk_s = smem_u32(sm.q[0]);
-      std::uint32_t const dv_s = smem_u32(sm.dout[0]);
-      static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2, "dK, dV fit the stages");
+      std::uint32_t const dk_s = C::kEpilogueInKv ? k_s : smem_u32(sm.q[0]);
+      std::uint32_t const dv_s = C::kEpilogueInKv ? v_s : smem_u32(sm.dout[0]);
+      static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2 && sizeof(sm.k[0]) == TN * D * 2,
+                    "dK, dV fit the staging area");
       int const mat = lane / 8;
       std::uint32_t const row_at = (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
       std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
@@ -556,10 +581,10 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         }
         bulk_commit();
         bulk_wait_read();
-        mbar_arrive(smem_u32(&sm.stages_free));
       }
-    } else if (!gqa) {
-      if (mma_leader) mbar_arrive(smem_u32(&sm.stages_free));
+    }
+    if (mma_leader) mbar_arrive(release);
+    if (!by_tma && !gqa) {
       T* dv_ptr = static_cast<T*>(p.dv.data) + sequence_offset(g, p.dv, b, k_row0, kvh);
       T* dk_ptr = static_cast<T*>(p.dk.data) + sequence_offset(g, p.dk, b, k_row0, kvh);
 #pragma unroll
@@ -576,9 +601,8 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
           }
         }
       }
-    } else {
+    } else if (gqa) {
       // GQA: the q heads of a group add into one fp32 dK/dV tile, in the schedule's fixed order.
-      if (mma_leader) mbar_arrive(smem_u32(&sm.stages_free));
       int const kv_tiles_b = (len_k + TN - 1) / TN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + item.kv_tile;
       bool const det = p.deterministic != 0;
@@ -616,20 +640,33 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
 }
 
 // ---- The kernel ---------------------------------------------------------------------------------
+/// The H100/H200 opt-in shared memory per block.
+inline constexpr int kSmemLimit = 227 * 1024;
+template <int D>
+inline constexpr int kSmemSlack = kSmemLimit - static_cast<int>(sizeof(SharedStorage<D>)) < 1024
+                                      ? (kSmemLimit - static_cast<int>(sizeof(SharedStorage<D>))) / 128 * 128
+                                      : 1024;
+static_assert(kSmemSlack<64> >= 0 && kSmemSlack<128> >= 0, "the storage fits the opt-in shared memory");
 template <class Policy, int D, int DT>
 __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __grid_constant__ TensorMaps const maps) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // sm_90a code only (family_traits(kSm90)); other targets carry this stub
 #else
   using C = Tiles<D>;
-  // The swizzled layouts need a 1024-byte aligned base; the dynamic window promises less, so the
-  // launch asks for kSmemSlack bytes more and the storage starts at the next boundary.
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  auto& sm = *reinterpret_cast<SharedStorage<D>*>(smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024));
+  // The swizzled layouts need a 1024-byte aligned base. The declaration asks for it; where the
+  // launch has room it asks for up to kSmemSlack<D> bytes more, and the storage starts at the next
+  // boundary. A base further off than that would corrupt every operand: stop instead.
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  std::uint32_t const pad = (1024 - smem_u32(smem_raw) % 1024) % 1024;
+  if (pad > static_cast<std::uint32_t>(kSmemSlack<D>)) __trap();
+  auto& sm = *reinterpret_cast<SharedStorage<D>*>(smem_raw + pad);
   int const tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
-    mbar_init(smem_u32(&sm.kv_full), 1);
-    mbar_init(smem_u32(&sm.kv_empty), kMmaThreads);
+    for (int s = 0; s < C::kKvStages; ++s) {
+      mbar_init(smem_u32(&sm.kv_full[s]), 1);
+      // Two K/V buffers: the MMA leader frees one after the epilogue (compute()).
+      mbar_init(smem_u32(&sm.kv_empty[s]), C::kEpilogueInKv ? 1 : kMmaThreads);
+    }
     mbar_init(smem_u32(&sm.stages_free), 1);
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(smem_u32(&sm.q_full[s]), 1);
@@ -658,11 +695,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
 }
 
 // ---- Host side: launch and registration ----------------------------------------------------
-/// Dynamic shared memory of a CTA: the storage and room to align it to 1024 bytes.
-inline constexpr int kSmemSlack = 1024;
+/// Dynamic shared memory of a CTA: the storage and, where the opt-in limit leaves room, up to
+/// 1024 bytes to align it (bwd_kernel).
 template <int D>
-inline constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<D>)) + kSmemSlack;
-static_assert(kSmemBytes<64> <= 227 * 1024 && kSmemBytes<128> <= 227 * 1024, "the H100/H200 opt-in shared memory per block");
+inline constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<D>)) + kSmemSlack<D>;
 
 template <class Policy, int D, int DT>
 void launch(BwdParams const& params, int grid, cudaStream_t stream) {

@@ -2,7 +2,9 @@
 // warm-up apart, median of 10, two input sets alternated (each several times the 60 MB L2).
 // Prints one line per measurement; TFLOP/s from dash::sim::backward_flops (dagsim/core/flops.h).
 //   rt_bench [quick]   timings
-//   rt_bench shapes D/S/MASK...  timings of the given grid shapes only (e.g. 128/8192/causal)
+//   rt_bench shapes [--strategies=A,B] D/S/MASK...  timings of the given grid shapes only (e.g.
+//                      128/8192/causal), of the named strategies only if given ("atomic": fa3's
+//                      order without tickets)
 //   rt_bench specialized [MANIFEST [ROUNDS]]  every kernel of generated/manifest.json: its problem
 //                      and strategy on this GPU, the specialization vs the generic kernel on the
 //                      same inputs, dQ/dK/dV bitwise, then timed in ROUNDS (default 5) interleaved
@@ -356,7 +358,7 @@ Shape parse_shape(std::string const& text) {
 }
 
 /// Deterministic backward per named strategy and the atomic one, per shape: one line each.
-int run_timings(std::vector<Shape> const& shapes, int sms) {
+int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::string> const& only = {}) {
   std::printf("%-4s %-6s %-6s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
   for (auto const& sh : shapes) {
     sim::Problem const p = grid_problem(sh.d, sh.s, sh.causal);
@@ -365,7 +367,12 @@ int run_timings(std::vector<Shape> const& shapes, int sms) {
     std::vector<std::pair<std::string, Reduction>> runs;
     for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
     runs.emplace_back("fa3", Reduction::kAtomic);
+    auto const wanted = [&](std::string const& name, Reduction mode) {
+      std::string const key = mode == Reduction::kAtomic ? "atomic" : name;
+      return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
+    };
     for (auto const& [name, mode] : runs) {
+      if (!wanted(name, mode)) continue;
       try {
         attn.set_schedule(sim::make_strategy(name, p, sim::machine_with_sms(sms)));
       } catch (UserError const&) {
@@ -408,8 +415,25 @@ int run(std::vector<std::string> const& args) {
     shapes = {{128, 8192, false}, {128, 8192, true}};
   } else if (mode == "shapes") {
     shapes.clear();
-    for (std::size_t a = 1; a < args.size(); ++a) shapes.push_back(parse_shape(args[a]));
+    std::vector<std::string> only;
+    std::string const flag = "--strategies=";
+    for (std::size_t a = 1; a < args.size(); ++a) {
+      if (args[a].rfind(flag, 0) != 0) {
+        shapes.push_back(parse_shape(args[a]));
+        continue;
+      }
+      std::string const list = args[a].substr(flag.size()) + ",";
+      for (std::size_t at = 0, comma = 0; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
+        std::string const name = list.substr(at, comma - at);
+        auto const names = sim::strategy_names();
+        if (name != "atomic" && std::find(names.begin(), names.end(), name) == names.end()) {
+          user_error("rt_bench shapes: unknown strategy '{}' in {}", name, args[a]);
+        }
+        only.push_back(name);
+      }
+    }
     if (shapes.empty()) user_error("rt_bench shapes: name at least one D/S/MASK shape");
+    return run_timings(shapes, sms, only);
   } else if (!mode.empty()) {
     user_error("unknown mode '{}' (quick, shapes, grid, specialized)", mode);
   }
