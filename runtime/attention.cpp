@@ -1,8 +1,10 @@
 #include "runtime/attention.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <utility>
 
@@ -11,9 +13,11 @@
 #include "dagsim/core/rank_order.h"
 #include "dagsim/core/tile_index.h"
 #include "dagsim/model/validate.h"
+#include "runtime/attention_test_access.h"
 #include "runtime/device_buffer.h"
 #include "runtime/kernels.h"
 #include "runtime/mask_code.h"
+#include "runtime/watchdog.h"
 
 namespace dash::rt {
 namespace {
@@ -115,6 +119,8 @@ struct Attention::State {
   KernelFamily family = KernelFamily::kSm80;
   int grid = 0;
   int ctas_per_sm = 0;
+  std::unique_ptr<Watchdog> watchdog;  // not movable (registered by address)
+  std::chrono::nanoseconds ticket_timeout = kDefaultTicketTimeout;
 };
 
 TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim) {
@@ -181,6 +187,7 @@ Attention::Attention(sim::Problem problem, DType dtype, float softmax_scale) : s
   s.dkv_tile_base = upload(dkv_base);
   s.layout = layout_of(p);
   s.workspace = DeviceBuffer(s.layout.total);
+  s.watchdog = std::make_unique<Watchdog>();
   // A cudaMemcpy from pageable memory may return before its DMA lands, and a non-blocking stream
   // does not wait for it: the tables are on the device before any stream can read them.
   DASH_CUDA_CHECK(cudaDeviceSynchronize());
@@ -216,6 +223,25 @@ std::string Attention::kernel_name() const { return state_->has_schedule ? state
 int Attention::grid() const { return state_->grid; }
 KernelFamily Attention::family() const { return state_->family; }
 int Attention::ctas_per_sm() const { return state_->ctas_per_sm; }
+
+int AttentionTestAccess::set_dq_rank(Attention& attn, int step, int rank) {
+  Attention::State& s = *attn.state_;
+  if (!s.has_schedule || step < 0 || (2 * std::size_t(step) + 2) * sizeof(int) > s.steps.size_bytes()) {
+    user_error("set_dq_rank: no step {} in the uploaded table", step);
+  }
+  int* at = s.steps.as<int>() + 2 * std::size_t(step) + 1;
+  int old = 0;
+  DASH_CUDA_CHECK(cudaMemcpy(&old, at, sizeof(int), cudaMemcpyDeviceToHost));
+  DASH_CUDA_CHECK(cudaMemcpy(at, &rank, sizeof(int), cudaMemcpyHostToDevice));
+  return old;
+}
+
+void Attention::set_ticket_timeout(std::chrono::milliseconds limit) {
+  if (limit < std::chrono::milliseconds(1) || limit > std::chrono::hours(1)) {
+    user_error("ticket timeout must be 1 ms to 1 h, got {} ms", limit.count());
+  }
+  state_->ticket_timeout = limit;
+}
 
 void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
                              std::optional<KernelFamily> family) {
@@ -413,6 +439,7 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   p.deterministic = deterministic ? 1 : 0;
   p.dq_first_stores = first_stores ? 1 : 0;
   p.tables = s.tables;
+  p.watchdog = s.watchdog->view(s.ticket_timeout);
   s.kernel.launch(p, s.grid, stream);
 
   PostParams post;

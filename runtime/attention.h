@@ -9,6 +9,7 @@
 // Tensors are (batch, seqlen, heads, head_dim) with strides, as FlashAttention; under varlen
 // (problem.seqlens_q/k set) they are (total_tokens, heads, head_dim). LSE is [q_heads][total_q]
 // fp32, natural log. Every CUDA call is checked (CudaError); bad input is a dash::UserError.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -83,6 +84,11 @@ class Attention {
   void set_schedule(sim::Schedule const& schedule, KernelChoice choice = KernelChoice::kAuto,
                     std::optional<KernelFamily> family = std::nullopt);
 
+  /// How long one ticket wait of a deterministic backward may last (default
+  /// kDefaultTicketTimeout, runtime/watchdog.h) before the kernel stops; the CUDA error that
+  /// follows is a TicketTimeout naming the wait. Throws UserError unless 1 ms <= limit <= 1 h.
+  void set_ticket_timeout(std::chrono::milliseconds limit);
+
   void forward(AttentionTensors const& t, cudaStream_t stream) const;
   /// Needs set_schedule first. Reads q, k, v, o, dout, lse; writes dq, dk, dv.
   void backward(AttentionTensors const& t, Reduction reduction, cudaStream_t stream) const;
@@ -96,6 +102,7 @@ class Attention {
  private:
   struct State;
   std::unique_ptr<State> state_;
+  friend struct AttentionTestAccess;  // tests/runtime: corrupts the uploaded tables past validation
 };
 
 }  // namespace dash::rt

@@ -11,6 +11,11 @@ namespace dash::rt {
 struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// The CUDA error of a kernel that stopped because a ticket wait expired (runtime/watchdog.h): its
+/// message names the wait (CTA, tile, expected rank, what the ticket read).
+struct TicketTimeout : CudaError {
+  using CudaError::CudaError;
+};
 
 [[noreturn]] void throw_cuda_error(cudaError_t err, char const* call, char const* file, int line);
 

@@ -3,6 +3,8 @@
 // generator's template (runtime/schedule/table_policy.cuh) includes this, and clang parses it.
 #include <cstdint>
 
+#include "runtime/watchdog_record.h"
+
 namespace dash::rt {
 
 enum class DType : std::uint8_t { kBf16 = 0, kFp16 = 1 };
@@ -133,6 +135,7 @@ struct BwdParams {
   /// instead of adding, and the preprocess leaves dq_accum alone.
   int dq_first_stores = 0;
   ScheduleTables tables;
+  TicketWatchdog watchdog;  ///< bounds every ticket wait (runtime/ticket.cuh)
 };
 
 struct PostParams {

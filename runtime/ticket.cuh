@@ -1,9 +1,12 @@
 #pragma once
 // dQ and GQA dK/dV tickets: the contribution of rank w waits until its tile's ticket reads w
 // (acquire), adds, and once its adds are complete in global memory releases w + 1 (release).
-// Debug builds (DASH_WATCHDOG) trap with (CTA, tile, rank) after ~10 s of spinning: a schedule
-// that deadlocks or a bug, never a hang.
-#include <cstdio>
+// Every wait is bounded (BwdParams::watchdog): past the limit the CTA records (CTA, tile, rank,
+// what the ticket reads) in the host-mapped watchdog record and traps, and the host names the wait
+// (runtime/watchdog.h). A schedule that cannot finish or a bug, never a hang.
+#include <cstdint>
+
+#include "runtime/watchdog_record.h"
 
 namespace dash::rt::ticket {
 
@@ -23,25 +26,46 @@ __device__ __forceinline__ void st_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
+/// The global timer in units of 1024 ns, 32 bits: a wait holds one register for its start, and
+/// unsigned differences stay right across one wrap (every 73 minutes; limits are at most 1 h).
+__device__ __forceinline__ std::uint32_t global_us() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return static_cast<std::uint32_t>(t >> 10);
+}
+
+/// An expired wait: the first CTA to claim the record writes it (the `expired` flag last, after a
+/// system-scope fence, so the host never sees a partial record), then every expiring CTA traps.
+__device__ __forceinline__ void expire(TicketWatchdog const& wd, int const* ticket, int rank, int tile, std::uint32_t waited) {
+  if (atomicCAS(wd.claim, 0, 1) == 0) {
+    WatchdogRecord volatile* r = wd.record;
+    r->cta = static_cast<std::int32_t>(blockIdx.x);
+    r->tile = tile;
+    r->rank = rank;
+    r->seen = ld_relaxed(ticket);
+    r->waited_ns = std::int64_t{waited} << 10;
+    __threadfence_system();
+    r->expired = 1;
+    __threadfence_system();
+  }
+  __trap();
+}
+
 /// Spins (this thread alone) until *ticket == rank, then acquires: relaxed polls, then one
 /// ld.acquire of the same ticket, which reads rank too (only this contribution moves the ticket
 /// on) and so synchronizes with its release. An acquire load, not fence.acq_rel: the fence waits
 /// for every earlier memory operation of the thread (MEMBAR.GPU), on the chain's critical path.
-/// `tile` names the ticket in the watchdog's message.
-__device__ __forceinline__ void spin_until(int const* ticket, int rank, int tile) {
-#if defined(DASH_WATCHDOG)
-  long long const start = clock64();
-#endif
-  while (ld_relaxed(ticket) != rank) {
-#if defined(DASH_WATCHDOG)
-    if (clock64() - start > 20000000000LL) {
-      printf("dash watchdog: CTA %d stuck on tile %d waiting for rank %d (ticket %d)\n",
-             static_cast<int>(blockIdx.x), tile, rank, ld_acquire(ticket));
-      __trap();
+/// The clock is read only once the first poll has missed, and then every 64 polls: a wait that
+/// does not spin costs nothing more. `tile` names the ticket in the watchdog's record.
+__device__ __forceinline__ void spin_until(int const* ticket, int rank, int tile, TicketWatchdog const& wd) {
+  if (ld_relaxed(ticket) != rank) {
+    std::uint32_t const start = global_us();
+    for (unsigned polls = 1; ld_relaxed(ticket) != rank; ++polls) {
+      if (polls % 64 == 0 && wd.record != nullptr) {
+        std::uint32_t const waited = global_us() - start;
+        if (waited > wd.limit_us) expire(wd, ticket, rank, tile, waited);
+      }
     }
-#else
-    (void)tile;
-#endif
   }
   (void)ld_acquire(ticket);
 }

@@ -2,7 +2,9 @@
 """Registers and spills of the backward main kernels from `ptxas -v` output (nvcc -Xptxas -v, or a
 CMake build log with DASH_PTXAS_VERBOSE=ON): one line per kernel and architecture,
 
-    SOURCE d<head_dim> <bf16|fp16> <arch>: <N> registers, <S> B spill stores, <L> B spill loads
+    [sm90 ]SOURCE d<head_dim> <bf16|fp16> <arch>: <N> registers, <S> B spill stores, <L> B spill loads
+
+(`sm90 ` before the Hopper family's kernel, runtime/kernels/sm90; none before the portable one's.)
 
 SOURCE is what the kernel was compiled from, read from its mangled name: `generic` for a kernel
 instantiated with the table-driven policy (runtime/kernels/<family>/generic.cu), the spec name for
@@ -18,6 +20,8 @@ import sys
 
 ENTRY = re.compile(r"Compiling entry function '(\S+)' for '(sm_\w+)'")
 KERNEL = re.compile(r"bwd_main_kernelILi(\d+)ELi(\d+)E")
+# The Hopper family's kernel, templated <Policy, D, DT>: dash::rt::sm90::bwd_kernel.
+KERNEL_SM90 = re.compile(r"4sm90\d+bwd_kernelI.*ELi(\d+)ELi(\d+)EEEv")
 # The anonymous namespace of a .cu file: _GLOBAL__N__<hash>_<length>_<file name>_cu_<hash>_...
 SOURCE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_")
 # The table-driven policy (dash::rt::TablePolicy) as a template argument of the kernel.
@@ -40,12 +44,16 @@ def summarize(lines, arch):
         if entry:
             name, entry_arch = entry.groups()
             kernel = KERNEL.search(name)
+            family = ""
+            if kernel is None:
+                kernel = KERNEL_SM90.search(name)
+                family = "sm90 " if kernel else ""
             current = None
             if kernel and (arch is None or entry_arch == arch):
                 source = SOURCE.search(name)
                 dtype = "bf16" if kernel.group(2) == "0" else "fp16"
                 label = source.group(1) if source else ("generic" if GENERIC_POLICY in name else "?")
-                current = f"{label} d{kernel.group(1)} {dtype} {entry_arch}"
+                current = f"{family}{label} d{kernel.group(1)} {dtype} {entry_arch}"
                 spills = ("0", "0")
             continue
         if current is None:
@@ -90,7 +98,7 @@ def main(argv):
             fail(f"{path}: {e.strerror}")
     rows = summarize(lines, arch)
     if not rows:
-        fail("no backward kernel (bwd_main_kernel) in the input" + (f" for {arch}" if arch else ""))
+        fail("no backward kernel (bwd_main_kernel, sm90 bwd_kernel) in the input" + (f" for {arch}" if arch else ""))
     print("\n".join(rows))
     return 0
 

@@ -32,6 +32,7 @@
 
 #include "runtime/attention.h"
 #include "runtime/cuda_check.h"
+#include "runtime/watchdog.h"
 #endif
 
 namespace {
@@ -40,7 +41,7 @@ using nlohmann::json;
 namespace sim = dash::sim;
 namespace rt = dash::rt;
 
-constexpr int kAbiVersion = 1;
+constexpr int kAbiVersion = 2;
 
 thread_local std::string last_error;
 
@@ -218,6 +219,17 @@ int dash_attn_has_cuda(void) { return DASH_ATTN_CUDA ? 1 : 0; }
 char const* dash_attn_last_error(void) { return last_error.c_str(); }
 
 void dash_attn_free(char* text) { std::free(text); }
+
+int dash_attn_expired_ticket_wait(char** out) {
+  return guarded([&] {
+    require_out(out);
+#if DASH_ATTN_CUDA
+    *out = copy_out(rt::expired_wait_report());
+#else
+    *out = copy_out("");  // no kernels, no ticket waits
+#endif
+  });
+}
 
 int dash_attn_strategy_names(char** out) {
   return guarded([&] {

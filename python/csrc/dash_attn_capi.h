@@ -32,6 +32,10 @@ int dash_attn_has_cuda(void);
 char const* dash_attn_last_error(void);
 /// Frees text returned through a char** out-parameter.
 void dash_attn_free(char* text);
+/// The ticket wait that stopped a deterministic backward (docs/design.md, "Never a hang"): CTA, dQ
+/// or dK/dV tile, the rank it waited for and what the ticket read; "" while none expired. For a
+/// caller whose own synchronization (PyTorch's) reported the CUDA error. *out: dash_attn_free.
+int dash_attn_expired_ticket_wait(char** out);
 
 /// Comma-separated names of the named strategies (docs/strategies.md). *out: dash_attn_free.
 int dash_attn_strategy_names(char** out);

@@ -22,6 +22,7 @@ __all__ = [
     "attention_varlen",
     "cache_dir",
     "clear_cache",
+    "expired_ticket_wait",
     "prepare",
     "strategies",
 ]
@@ -33,6 +34,14 @@ _lib.lib()  # fail at import, with the reason, when the native library is missin
 def strategies() -> list[str]:
     """The named schedule strategies accepted as schedule=NAME (docs/strategies.md)."""
     return _lib.strategy_names()
+
+
+def expired_ticket_wait() -> str | None:
+    """The ticket wait that stopped a deterministic backward, or None. Every ticket wait is bounded
+    (a corrupt schedule or a bug stops the kernel instead of hanging it); PyTorch then reports a
+    bare CUDA error at its next synchronization, and this names the wait: CTA, dQ or dK/dV tile,
+    the rank it waited for and what the ticket read. The CUDA context is lost after such an error."""
+    return _lib.expired_ticket_wait() or None
 
 
 def prepare(*, batch: int, heads: int, seqlen: int, head_dim: int, kv_heads: int | None = None,

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 LIBRARY_ENV = "DASH_ATTN_LIBRARY"
 
 OK, USER_ERROR, CUDA_ERROR, NO_CUDA, INTERNAL = 0, 1, 2, 3, 4
@@ -42,6 +42,7 @@ def _signatures(lib: ctypes.CDLL) -> None:
         "dash_attn_has_cuda": (i, []),
         "dash_attn_last_error": (s, []),
         "dash_attn_free": (None, [p]),
+        "dash_attn_expired_ticket_wait": (i, [ctypes.POINTER(p)]),
         "dash_attn_strategy_names": (i, [ctypes.POINTER(p)]),
         "dash_attn_make_schedule": (i, [s, ctypes.POINTER(p)]),
         "dash_attn_check_schedule": (i, [s, s, ctypes.POINTER(p)]),
@@ -131,6 +132,10 @@ def call_text(name: str, *args: Any) -> str:
 
 def has_cuda() -> bool:
     return bool(lib().dash_attn_has_cuda())
+
+
+def expired_ticket_wait() -> str:
+    return call_text("dash_attn_expired_ticket_wait")
 
 
 def strategy_names() -> list[str]:

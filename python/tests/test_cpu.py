@@ -22,6 +22,13 @@ def test_import_and_library():
     assert dash_attn.__version__
 
 
+def test_no_expired_ticket_wait():
+    # Nothing ran, so no wait expired (the GPU side of the watchdog: tests/runtime, C++).
+    assert dash_attn.expired_ticket_wait() is None
+    with pytest.raises(ValueError, match="null output pointer"):
+        _lib.check(_lib.lib().dash_attn_expired_ticket_wait(None))
+
+
 def test_missing_library_is_an_import_error(monkeypatch, tmp_path):
     monkeypatch.setenv(_lib.LIBRARY_ENV, str(tmp_path / "nope.so"))
     with pytest.raises(ImportError, match="is not a file"):

@@ -2,16 +2,24 @@
 // varlen; every validated schedule (random ones too) gives correct gradients; bitwise determinism
 // over repeated runs with concurrent work; refusals of bad input.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include "dagsim/core/error.h"
 #include "dagsim/core/machine.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/validate.h"
 #include "harness.h"
+#include "runtime/attention_test_access.h"
 #include "runtime/registry.h"
 
 namespace dash::rt::test {
@@ -280,6 +288,63 @@ TEST_CASE("deterministic backward is bitwise repeatable; atomic is not", "[gpu]"
       CHECK(atomic_differing > 0);
     }
   }
+}
+
+// A trap ends the CUDA context of its process, so each family's expired wait runs in a child: this
+// binary, the hidden case below, one family per child.
+TEST_CASE("an expired ticket wait stops the kernel with a TicketTimeout naming it", "[gpu]") {
+  // popen runs a shell: /proc/self/exe must be resolved here, in this process.
+  std::string const self = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (KernelFamily f : device_families()) {
+    std::string const cmd =
+        "DASH_WATCHDOG_TEST_FAMILY=" + std::string(family_name(f)) + " '" + self + "' '[watchdog-child]' 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+    int const status = pclose(pipe);
+    INFO(family_name(f) << " child:\n" << out);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(out.find("watchdog child: TicketTimeout: ticket wait expired") != std::string::npos);
+    std::printf("watchdog: %s: %s\n", family_name(f).data(), out.find("All tests passed") != std::string::npos ? "child passed" : "child FAILED");
+  }
+}
+
+TEST_CASE("watchdog child: one rank corrupted past validation", "[.][watchdog-child]") {
+  char const* name = std::getenv("DASH_WATCHDOG_TEST_FAMILY");
+  REQUIRE(name != nullptr);
+  std::optional<KernelFamily> const family = parse_family(name);
+  REQUIRE(family.has_value());
+  sim::Problem const p = make_problem(1, 2, 2, 512, 512, 128, full());
+  Attention attn(p, DType::kBf16, scale_of(p));
+  attn.set_schedule(simple_schedule(p, false, sim::LaunchModel::kPersistent), KernelChoice::kGeneric, *family);
+  CHECK_THROWS_AS(attn.set_ticket_timeout(std::chrono::milliseconds(0)), UserError);
+  attn.set_ticket_timeout(std::chrono::milliseconds(200));
+  // The first step of the table now waits for a rank no contribution brings: the schedule cannot
+  // finish, and every later contribution to its dQ tile waits too.
+  int const corrupt = 1 << 20;
+  int const was = AttentionTestAccess::set_dq_rank(attn, 0, corrupt);
+  CHECK(was != corrupt);
+  DeviceTensors dev(p, DType::kBf16);
+  dev.upload(random_inputs(p, DType::kBf16, 77));
+  attn.forward(dev.tensors(), nullptr);
+  auto const start = std::chrono::steady_clock::now();
+  attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
+  try {
+    DASH_CUDA_CHECK(cudaDeviceSynchronize());
+    FAIL("the backward finished");
+  } catch (TicketTimeout const& e) {
+    std::string const what = e.what();
+    std::printf("watchdog child: TicketTimeout: %s\n", what.c_str());
+    std::smatch m;
+    REQUIRE(std::regex_search(what, m, std::regex(R"(CTA (\d+) waited (\d+\.\d+) s for dQ tile (\d+) to reach rank (\d+) \(it reads (\d+)\))")));
+    CHECK(std::stod(m[2]) >= 0.2);
+    CHECK(std::stoi(m[4]) != std::stoi(m[5]));  // it waited for a rank the ticket never reached
+  }
+  double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 20.0);
 }
 
 TEST_CASE("bad input is refused with a UserError", "[gpu]") {

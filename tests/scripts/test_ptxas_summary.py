@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/ptxas_summary.py on a ptxas -v log written here (generic and generated kernels, two
-architectures, a kernel built twice, a non-backward kernel, the kernel templated on its policy) and
+architectures, a kernel built twice, a non-backward kernel, the kernel templated on its policy, the
+Hopper family's kernel) and
 on bad input."""
 import os
 import subprocess
@@ -80,11 +81,19 @@ with tempfile.TemporaryDirectory() as tmp:
                   "sm_90a", 240, (0, 0))
             + entry("_ZN4dash2rt4sm8015bwd_main_kernelILi64ELi0ENS0_83_GLOBAL__N__88d6ec7b_44_"
                     "d64_full_s8192x8192_h32_b1_shift_3bac6b48_cu_d6359a99_1162631SchedulePolicy_"
-                    "dc2a437f21a747f9EEEvNS0_9BwdParamsE", "sm_90a", 238)) + "\n")
+                    "dc2a437f21a747f9EEEvNS0_9BwdParamsE", "sm_90a", 238)
+            + entry("_ZN4dash2rt4sm9010bwd_kernelINS0_11TablePolicyELi128ELi1EEEvNS0_9BwdParamsENS1_10TensorMapsE",
+                    "sm_90a", 168, (48, 72))
+            + entry("_ZN4dash2rt4sm9010bwd_kernelINS0_83_GLOBAL__N__88d6ec7b_44_"
+                    "d64_full_s8192x8192_h32_b1_shift_3bac6b48_cu_d6359a99_1162631SchedulePolicy_"
+                    "dc2a437f21a747f9EELi64ELi0EEEvNS0_9BwdParamsENS1_10TensorMapsE", "sm_90a", 168)) + "\n")
     r = run([policy_log])
     check(r.returncode == 0 and r.stdout.splitlines() == [
         "generic d64 bf16 sm_90a: 240 registers, 0 B spill stores, 0 B spill loads",
         "d64_full_s8192x8192_h32_b1_shift_3bac6b48 d64 bf16 sm_90a: 238 registers, 0 B spill stores, "
+        "0 B spill loads",
+        "sm90 generic d128 fp16 sm_90a: 168 registers, 48 B spill stores, 72 B spill loads",
+        "sm90 d64_full_s8192x8192_h32_b1_shift_3bac6b48 d64 bf16 sm_90a: 168 registers, 0 B spill stores, "
         "0 B spill loads",
     ], f"policy-templated kernels: {r.stdout!r} {r.stderr!r}")
 

@@ -58,8 +58,9 @@ inline constexpr int kTileMOf = P::kTileM > 0 ? P::kTileM : family_tile_m(Kernel
 /// same ticket by the spinning thread returned (-1: none); if it is already `rank` there is no
 /// spin, and the acquire still holds, since an acquire orders every later access of its thread.
 template <bool kWarpWide>
-__device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile, int seen = -1) {
-  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0 && seen != rank) ticket::spin_until(ticket, rank, tile);
+__device__ __forceinline__ void wait_turn(int const* ticket, int rank, int tile, TicketWatchdog const& wd,
+                                          int seen = -1) {
+  if ((threadIdx.x & (kWarpWide ? 31 : 0xffffffff)) == 0 && seen != rank) ticket::spin_until(ticket, rank, tile, wd);
   if constexpr (kWarpWide) {
     __syncwarp();
   } else {
@@ -479,7 +480,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
       __syncwarp();
-      if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile, seen);
+      if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile, p.watchdog, seen);
       // The first contribution in rank order stores (the preprocess did not zero dq_accum then).
       bool const store = p.dq_first_stores != 0 && rank == 0;
 #pragma unroll
@@ -542,7 +543,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const kv_tiles_b = (len_k + kTileN - 1) / kTileN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + j;
       int const rank = p.deterministic ? P::dkv_rank(p.tables, item) : 0;
-      if (p.deterministic) wait_turn<false>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile);
+      if (p.deterministic) wait_turn<false>(p.dkv_ticket + dkv_tile, rank, -1 - dkv_tile, p.watchdog);
       float* accum = role == 0 ? p.dv_accum : p.dk_accum;
 #pragma unroll
       for (int mb = 0; mb < 2; ++mb) {

@@ -238,7 +238,7 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
     if (info.tile < 0) break;
     bool const det = p.deterministic != 0;
     if (det) {
-      ticket::spin_until(p.dq_ticket + info.tile, info.rank, info.tile);
+      ticket::spin_until(p.dq_ticket + info.tile, info.rank, info.tile, p.watchdog);
       fence_proxy_async_global();  // the add below (async proxy) after the acquire
     }
     // One bulk operation for the whole tile. The first contribution in rank order stores (the
@@ -606,7 +606,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       int const kv_tiles_b = (len_k + TN - 1) / TN;
       int const dkv_tile = p.tables.dkv_tile_base[b] + kvh * kv_tiles_b + item.kv_tile;
       bool const det = p.deterministic != 0;
-      if (det && mma_leader) ticket::spin_until(p.dkv_ticket + dkv_tile, item.dkv_rank, -1 - dkv_tile);
+      if (det && mma_leader) ticket::spin_until(p.dkv_ticket + dkv_tile, item.dkv_rank, -1 - dkv_tile, p.watchdog);
       if (det) named_barrier(kBarDkv, kMmaThreads);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
