@@ -35,10 +35,13 @@ __device__ __forceinline__ std::uint32_t global_us() {
 }
 
 /// An expired wait: the first CTA to claim the record writes it (the `expired` flag last, after a
-/// system-scope fence, so the host never sees a partial record), then every expiring CTA traps.
-__device__ __forceinline__ void expire(TicketWatchdog const& wd, int const* ticket, int rank, int tile, std::uint32_t waited) {
+/// system-scope fence, so the host never sees a partial record) and traps. A CTA that loses the
+/// claim waits (up to about a second) until the record is complete before it traps too: its trap
+/// ends the grid, and with it the writes of the CTA that claimed the record.
+__device__ __forceinline__ void expire(TicketWatchdog const& wd, int const* ticket, int rank, int tile,
+                                       std::uint32_t waited) {
+  WatchdogRecord volatile* r = wd.record;
   if (atomicCAS(wd.claim, 0, 1) == 0) {
-    WatchdogRecord volatile* r = wd.record;
     r->cta = static_cast<std::int32_t>(blockIdx.x);
     r->tile = tile;
     r->rank = rank;
@@ -47,6 +50,10 @@ __device__ __forceinline__ void expire(TicketWatchdog const& wd, int const* tick
     __threadfence_system();
     r->expired = 1;
     __threadfence_system();
+  } else {
+    std::uint32_t const start = global_us();
+    while (r->expired == 0 && global_us() - start < 1000000 / 1024) {
+    }
   }
   __trap();
 }
