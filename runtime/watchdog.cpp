@@ -23,45 +23,36 @@ std::vector<Watchdog const*>& registry() {
 
 }  // namespace
 
-Watchdog::Watchdog() {
+void Watchdog::FreeHost::operator()(WatchdogRecord* p) const { cudaFreeHost(p); }
+
+Watchdog::Watchdog() : claim_(sizeof(int)) {
+  DASH_CUDA_CHECK(cudaMemset(claim_.as<int>(), 0, sizeof(int)));
   void* host = nullptr;
   DASH_CUDA_CHECK(cudaHostAlloc(&host, sizeof(WatchdogRecord), cudaHostAllocMapped | cudaHostAllocPortable));
-  host_ = static_cast<WatchdogRecord*>(host);
+  host_.reset(static_cast<WatchdogRecord*>(host));
   *host_ = WatchdogRecord{};
-  try {
-    void* device = nullptr;
-    DASH_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
-    device_ = static_cast<WatchdogRecord*>(device);
-    void* claim = nullptr;
-    DASH_CUDA_CHECK(cudaMalloc(&claim, sizeof(int)));
-    claim_ = static_cast<int*>(claim);
-    DASH_CUDA_CHECK(cudaMemset(claim_, 0, sizeof(int)));
-  } catch (...) {
-    if (claim_ != nullptr) cudaFree(claim_);
-    cudaFreeHost(host_);
-    throw;
-  }
+  void* device = nullptr;
+  DASH_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
+  device_ = static_cast<WatchdogRecord*>(device);
   std::lock_guard<std::mutex> lock(registry_mutex());
   registry().push_back(this);
 }
 
+// The members free the record and the claim (no throw: after a trap the frees fail and change
+// nothing).
 Watchdog::~Watchdog() {
-  {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    auto& r = registry();
-    r.erase(std::remove(r.begin(), r.end(), this), r.end());
-  }
-  cudaFree(claim_);  // no throw from a destructor; after a trap these fail and change nothing
-  cudaFreeHost(host_);
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto& r = registry();
+  r.erase(std::remove(r.begin(), r.end(), this), r.end());
 }
 
 TicketWatchdog Watchdog::view(std::chrono::nanoseconds limit) const {
-  return TicketWatchdog{device_, claim_, static_cast<std::uint32_t>(limit.count() / 1024)};
+  return TicketWatchdog{device_, claim_.as<int>(), static_cast<std::uint32_t>(limit.count() / 1024)};
 }
 
 std::string Watchdog::report() const {
   // The kernel stored `expired` last, after a system-scope fence; the host reads it first.
-  auto const* r = static_cast<WatchdogRecord volatile const*>(host_);
+  auto const* r = static_cast<WatchdogRecord volatile const*>(host_.get());
   if (r->expired != 1) return {};
   std::int32_t const cta = r->cta;
   std::int32_t const at = r->tile;

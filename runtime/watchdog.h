@@ -5,8 +5,10 @@
 // of a bare "unspecified launch failure".
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "runtime/device_buffer.h"
 #include "runtime/watchdog_record.h"
 
 namespace dash::rt {
@@ -18,7 +20,7 @@ inline constexpr std::chrono::milliseconds kDefaultTicketTimeout{60'000};
 
 class Watchdog {
  public:
-  /// Allocates the mapped record and the device-side claim on the current device. Throws CudaError.
+  /// Allocates the device-side claim and the mapped record on the current device. Throws CudaError.
   Watchdog();
   ~Watchdog();
   Watchdog(Watchdog&&) = delete;  // registered by address
@@ -32,9 +34,12 @@ class Watchdog {
   [[nodiscard]] std::string report() const;
 
  private:
-  WatchdogRecord* host_ = nullptr;
-  WatchdogRecord* device_ = nullptr;
-  int* claim_ = nullptr;
+  struct FreeHost {
+    void operator()(WatchdogRecord* p) const;
+  };
+  DeviceBuffer claim_;  ///< one int, 0 until a CTA claims the record
+  std::unique_ptr<WatchdogRecord, FreeHost> host_;
+  WatchdogRecord* device_ = nullptr;  ///< host_ as the device addresses it
 };
 
 /// The report of the first registered Watchdog whose record holds an expired wait; empty if none.
