@@ -43,14 +43,10 @@
 #include "runtime/ticket.cuh"
 #include "runtime/warp_mma.cuh"
 
-#ifndef DASH_SM90_KV_STAGES_D64
-#define DASH_SM90_KV_STAGES_D64 1
-#endif
-
 namespace dash::rt::sm90 {
 
 inline constexpr int kThreads = 384;
-// The step order per head dim (kDeferRelease, Tiles::kDsStages, Tiles::kDsFirst) is what measured
+// The step order per head dim (kDeferRelease, Tiles::kDsFirst) is what measured
 // fastest on the H200 (docs/results/2026-12-02-h200-sm90-step-order.md); an A/B build changes the
 // constant (scripts/variant.sh).
 /// Deferred release of a Q stage (compute()): at head dim 128 only; at 64 the longer-lived
@@ -72,19 +68,16 @@ struct Tiles {
   static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
   static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
-  /// K/V buffers. With one, the next item's K, V load once every GEMM of the item has completed,
-  /// and dK, dV are staged for their TMA store in the Q / dO stages. With two (head dim 64 only:
-  /// the shared memory has room there), the producer loads the next item's K and V while this item
-  /// runs, and dK, dV are staged in the item's own K/V buffer, so the next item's Q loads never
-  /// wait for the epilogue. Measured on the H200 (docs/results/2026-12-02-h200-sm90-smem-align.md):
-  /// +2% at d64 causal 2k, -1 to -3% at d64 full 4k and causal 8k, so one buffer is the default
-  /// and an A/B build sets DASH_SM90_KV_STAGES_D64=2.
-  static constexpr int kKvStages = DASH_SM90_KV_STAGES_D64 > 1 && D == 64 ? 2 : 1;
-  static constexpr bool kEpilogueInKv = kKvStages > 1;
+  // One K/V buffer: the next item's K, V load once every GEMM of the item has completed, and dK,
+  // dV are staged for their TMA store in the Q / dO stages. (A second K/V buffer at head dim 64
+  // measured -1 to -3% at d64 full 4k and causal 8k, docs/results/2026-12-02-h200-sm90-smem-align.md;
+  // the shared memory now holds a second dS^T buffer there instead.)
   /// dS^T buffers: with two, a warpgroup may store step t's dS^T while the other still runs step
-  /// t - 1's dQ GEMM, and the barrier that waits for it goes (head dim 128: the shared memory
-  /// has room for the second one only there).
-  static constexpr int kDsStages = D == 128 ? 2 : 1;
+  /// t - 1's dQ GEMM (it completed that GEMM before it arrived on step t's kBarDsFull, so step
+  /// t + 1 may overwrite the buffer); one buffer needed a barrier before each store. Measured on
+  /// the H200 at head dim 64 (docs/results/2026-12-03-h200-sm90-ds-stages.md): +2.5-3.7% over
+  /// one buffer, det and atomic. At head dim 64 the storage then fills the opt-in limit.
+  static constexpr int kDsStages = 2;
   /// dS^T stored before the dV GEMM is issued (head dim 64), else after.
   static constexpr bool kDsFirst = D == 64;
   /// dQ between the two MMA warpgroups: by rows where the Q tile has two 64-row halves, else by
@@ -124,22 +117,21 @@ struct DqInfo {
 template <int D>
 struct SharedStorage {
   using C = Tiles<D>;
-  std::uint16_t k[C::kKvStages][C::kTN * D];  ///< [D / 64][kTN][64]
-  std::uint16_t v[C::kKvStages][C::kTN * D];
+  std::uint16_t k[C::kTN * D];  ///< [D / 64][kTN][64]
+  std::uint16_t v[C::kTN * D];
   std::uint16_t q[C::kStages][C::kTM * D];  ///< [D / 64][kTM][64]
   std::uint16_t dout[C::kStages][C::kTM * D];
   std::uint16_t ds[C::kDsStages][C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
   float dq[C::kDqBuffers][C::kDqFloats];  ///< tile-major (TileMajorDq)
   float lse[C::kStages][C::kStatStride];
   float dpsum[C::kStages][C::kStatStride];
-  std::uint64_t kv_full[C::kKvStages], kv_empty[C::kKvStages];
+  std::uint64_t kv_full, kv_empty;
   std::uint64_t q_full[C::kStages], q_empty[C::kStages];
   std::uint64_t dq_full[C::kDqBuffers], dq_empty[C::kDqBuffers];
-  /// With one K/V buffer: the item's epilogue no longer needs the Q / dO stages (it stages dK, dV
-  /// there for the TMA store): one arrival per item, the producer waits for it before the next
-  /// item's Q loads.
+  /// The item's epilogue no longer needs the Q / dO stages (it stages dK, dV there for the TMA
+  /// store): one arrival per item, the producer waits for it before the next item's Q loads.
   std::uint64_t stages_free;
-  ItemInfo item[C::kKvStages];
+  ItemInfo item;
   StepInfo step[C::kStages];
   DqInfo dq_info[C::kDqBuffers];
 };
@@ -151,7 +143,6 @@ __device__ __forceinline__ std::uint32_t smem_u32(void const* p) {
 /// Arrivals on the barriers the MMA warpgroups release: every one of their threads.
 inline constexpr int kMmaThreads = 256;
 /// Named barriers of the MMA warpgroups (0 is __syncthreads').
-inline constexpr int kBarDsFree = 1;  ///< both finished the previous step's dQ GEMM (sm.ds free)
 inline constexpr int kBarDsFull = 2;  ///< both stored their dS^T rows
 inline constexpr int kBarDkv = 3;     ///< GQA dK/dV ticket
 inline constexpr int kBarEpilogue = 4;  ///< both staged their dK, dV rows for the TMA store
@@ -174,12 +165,11 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
   int step = 0;
   for (int k = 0;; ++k) {
     WorkItemRef const item = Policy::next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
-    int const ks = k % C::kKvStages;
-    std::uint32_t const kv_full = smem_u32(&sm.kv_full[ks]);
-    // The MMA warpgroups are done with this buffer's K, V and item (and its dK, dV store has read it).
-    mbar_wait(smem_u32(&sm.kv_empty[ks]), ((k / C::kKvStages) & 1) ^ 1);
+    std::uint32_t const kv_full = smem_u32(&sm.kv_full);
+    // The MMA warpgroups are done with K, V and the item.
+    mbar_wait(smem_u32(&sm.kv_empty), (k & 1) ^ 1);
     if (item.batch < 0) {
-      sm.item[ks].batch = -1;
+      sm.item.batch = -1;
       mbar_arrive(kv_full);
       return;
     }
@@ -187,7 +177,7 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
     int const h = item.head;
     int const kvh = h / group;
     bool const gqa = group > 1;
-    sm.item[ks] = ItemInfo{b, h, item.kv_tile, item.num_steps,
+    sm.item = ItemInfo{b, h, item.kv_tile, item.num_steps,
                        gqa && p.deterministic != 0 ? Policy::dkv_rank(p.tables, item) : 0};
     // Fixed-length batches: rows of one sequence, the batch a coordinate (rows past the sequence
     // are out of the box: zeros). Varlen: rows of the packed tensor, batch 0.
@@ -198,12 +188,11 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
     mbar_arrive_expect_tx(kv_full, kKvBytes);
 #pragma unroll
     for (int blk = 0; blk < D / 64; ++blk) {
-      tma_load_4d(smem_u32(sm.k[ks] + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
-      tma_load_4d(smem_u32(sm.v[ks] + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
+      tma_load_4d(smem_u32(sm.k + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
+      tma_load_4d(smem_u32(sm.v + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
     }
-    // One K/V buffer: the previous item's dK, dV sit in the Q / dO stages until its TMA store has
-    // read them.
-    if (!C::kEpilogueInKv && k > 0) mbar_wait(smem_u32(&sm.stages_free), (k - 1) & 1);
+    // The previous item's dK, dV sit in the Q / dO stages until its TMA store has read them.
+    if (k > 0) mbar_wait(smem_u32(&sm.stages_free), (k - 1) & 1);
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
       // The schedule's lookups (global loads) before the wait for a free stage, so their latency
@@ -330,14 +319,13 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     // S^T is done (wgmma groups complete in order), so that the next step's loads and S^T, dP^T
     // issue overlap that dK GEMM instead of waiting for it.
     int held = -1;
-    int const ks = k % C::kKvStages;
-    mbar_wait(smem_u32(&sm.kv_full[ks]), (k / C::kKvStages) & 1);
-    ItemInfo const item = sm.item[ks];
+    mbar_wait(smem_u32(&sm.kv_full), k & 1);
+    ItemInfo const item = sm.item;
     if (item.batch < 0) break;
     // The item's K and V: this warpgroup's rows (K-major) for S^T and dP^T, K as the dQ GEMM reads
     // it (MN-major).
-    std::uint32_t const k_s = smem_u32(sm.k[ks]);
-    std::uint32_t const v_s = smem_u32(sm.v[ks]);
+    std::uint32_t const k_s = smem_u32(sm.k);
+    std::uint32_t const v_s = smem_u32(sm.v);
     std::uint64_t const k_desc = k_major(k_s + wg * 64 * 128);
     std::uint64_t const v_desc = k_major(v_s + wg * 64 * 128);
     std::uint64_t const k_t_desc = mn_major(k_s + (d_off / 64) * kKvBlock, kKvBlock);
@@ -470,7 +458,6 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
         commit();
       }
-      if constexpr (C::kDsStages == 1) named_barrier(kBarDsFree, kMmaThreads);
       {
         int const mat = lane / 8;
         std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
@@ -530,9 +517,8 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       finish_gemms();
       if (held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
     }
-    // One K/V buffer: K, V and the item may be refilled now. Two: once the epilogue is done with
-    // the buffer (below).
-    if (!C::kEpilogueInKv) mbar_arrive(smem_u32(&sm.kv_empty[ks]));
+    // K, V and the item may be refilled now.
+    mbar_arrive(smem_u32(&sm.kv_empty));
 
     // dV, and dK times the softmax scale, of this warpgroup's 64 KV rows: element (j, e) is row
     // 16 wq + gq + 8 (e / 2), column 8 j + 2 t4 + e % 2.
@@ -540,22 +526,20 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     for (int x = 0; x < D / 2; ++x) dk[x] *= g.scale;
     int const row_base = n0 + 64 * wg + 16 * wq + gq;
     // Without GQA the tile goes out by TMA: staged in K's layout, one stmatrix per 16 columns as
-    // for dS^T, then one store per 64-column block. The staging area is the item's own K/V buffer
-    // where there are two, else the Q / dO stages; either is free once both warpgroups' wgmmas of
-    // the item have completed, and its barrier (kv_empty, stages_free) lets the producer refill it
-    // once the store has read it. The box clips rows past the tensor's end, so only a varlen tile
+    // for dS^T, then one store per 64-column block. The staging area is the Q / dO stages: free
+    // once both warpgroups' wgmmas of the item have completed; stages_free lets the producer
+    // refill them once the store has read them. The box clips rows past the tensor's end, so only a varlen tile
     // cut by its sequence's end (the next sequence's rows follow in the packed tensor) takes the
     // per-thread stores.
     bool const by_tma = !gqa && (!g.varlen || n0 + TN <= len_k);
-    std::uint32_t const release = smem_u32(C::kEpilogueInKv ? &sm.kv_empty[ks] : &sm.stages_free);
-    // The other warpgroup's last GEMMs may still read K, V and the last step's Q, dO stage: both
-    // warpgroups must be done before either overwrites the staging area or frees the K/V buffer.
-    if (by_tma || C::kEpilogueInKv) named_barrier(kBarItemDone, kMmaThreads);
+    std::uint32_t const release = smem_u32(&sm.stages_free);
+    // The other warpgroup's last GEMMs may still read the last step's Q, dO stage: both
+    // warpgroups must be done before either overwrites the staging area.
     if (by_tma) {
-      std::uint32_t const dk_s = C::kEpilogueInKv ? k_s : smem_u32(sm.q[0]);
-      std::uint32_t const dv_s = C::kEpilogueInKv ? v_s : smem_u32(sm.dout[0]);
-      static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2 && sizeof(sm.k[0]) == TN * D * 2,
-                    "dK, dV fit the staging area");
+      named_barrier(kBarItemDone, kMmaThreads);
+      std::uint32_t const dk_s = smem_u32(sm.q[0]);
+      std::uint32_t const dv_s = smem_u32(sm.dout[0]);
+      static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2, "dK, dV fit the staging area");
       int const mat = lane / 8;
       std::uint32_t const row_at = (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
       std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
@@ -662,11 +646,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
   auto& sm = *reinterpret_cast<SharedStorage<D>*>(smem_raw + pad);
   int const tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
-    for (int s = 0; s < C::kKvStages; ++s) {
-      mbar_init(smem_u32(&sm.kv_full[s]), 1);
-      // Two K/V buffers: the MMA leader frees one after the epilogue (compute()).
-      mbar_init(smem_u32(&sm.kv_empty[s]), C::kEpilogueInKv ? 1 : kMmaThreads);
-    }
+    mbar_init(smem_u32(&sm.kv_full), 1);
+    mbar_init(smem_u32(&sm.kv_empty), kMmaThreads);
     mbar_init(smem_u32(&sm.stages_free), 1);
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(smem_u32(&sm.q_full[s]), 1);
