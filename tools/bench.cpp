@@ -97,9 +97,11 @@ std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
   return grid_shapes(grid);
 }
 
-// The cost model for one shape: the shared flags (--model, --c, ...) applied to that shape.
-sim::CostModel cost_for(CommonOptions const& common, sim::Problem const& p) {
+// The cost model for one shape: the shared flags (--model, --c, ...) applied to that shape, with
+// the rates of the family the shape runs on.
+sim::CostModel cost_for(CommonOptions const& common, sim::Problem const& p, rt::KernelFamily family) {
   CommonOptions o = common;
+  o.kernel = std::string(rt::family_name(family));
   // Here --seqlens is the grid's list, not the shared varlen flag that resolve() reads.
   o.given.erase("seqlens");
   o.batch = p.batch;
@@ -210,6 +212,10 @@ void run_bench(BenchOptions const& o) {
   std::optional<DeviceInfo> device;
   if (!o.dry_run) device = query_device();  // no GPU: one line, exit 2, before any work
   sim::Machine const machine = schedule_machine(c, device);
+  // The model's rates: the named family's; under auto the family the runtime picks on this GPU
+  // (the default family's in a dry run).
+  rt::KernelFamily model_family = family.value_or(rt::kDefaultFamily);
+  if (!family && device && device->auto_family) model_family = *device->auto_family;
 
   BenchRun run;
   run.date = utc_now();
@@ -234,7 +240,7 @@ void run_bench(BenchOptions const& o) {
   std::vector<BenchRecord> records;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     sim::Problem const& p = shapes[k];
-    sim::CostModel const cost = cost_for(c, p);
+    sim::CostModel const cost = cost_for(c, p, model_family);
     // The simulator runs on the CPU while the GPU sets up and times this shape.
     std::future<std::vector<Prediction>> future =
         std::async(std::launch::async, predict, p, machine, cost, simulated, o.search_evals);

@@ -133,6 +133,8 @@ DeviceInfo query_device() {
   info.memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
   info.cc_major = prop.major;
   info.cc_minor = prop.minor;
+  std::vector<rt::KernelFamily> const runnable = rt::runnable_families();
+  if (!runnable.empty()) info.auto_family = runnable.front();
   return info;
 }
 
@@ -191,9 +193,16 @@ void BackwardTimer::set_problem(sim::Problem const& problem) {
   DASH_CUDA_CHECK(cudaStreamSynchronize(s.stream));
 }
 
-void BackwardTimer::set_schedule(sim::Schedule const& schedule, std::optional<rt::KernelFamily> family) {
+void BackwardTimer::set_schedule(sim::Schedule const& schedule, std::optional<rt::KernelFamily> family,
+                                 bool generic) {
   DASH_ASSERT(state_->attention.has_value());
-  state_->attention->set_schedule(schedule, rt::KernelChoice::kAuto, family);
+  state_->attention->set_schedule(schedule, generic ? rt::KernelChoice::kGeneric : rt::KernelChoice::kAuto,
+                                  family);
+}
+
+std::string BackwardTimer::kernel_name() const {
+  DASH_ASSERT(state_->attention.has_value());
+  return state_->attention->kernel_name();
 }
 
 Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
@@ -251,7 +260,8 @@ DeviceInfo query_device() { no_cuda(); }
 BackwardTimer::BackwardTimer(DeviceInfo, std::uint64_t) { no_cuda(); }
 BackwardTimer::~BackwardTimer() = default;
 void BackwardTimer::set_problem(sim::Problem const&) { no_cuda(); }
-void BackwardTimer::set_schedule(sim::Schedule const&, std::optional<rt::KernelFamily>) { no_cuda(); }
+void BackwardTimer::set_schedule(sim::Schedule const&, std::optional<rt::KernelFamily>, bool) { no_cuda(); }
+std::string BackwardTimer::kernel_name() const { no_cuda(); }
 Timing BackwardTimer::time(BenchMode, TimingPlan) { no_cuda(); }
 
 #endif

@@ -22,6 +22,9 @@ struct DeviceInfo {
   std::int64_t memory_bytes = 0;
   int cc_major = 0;
   int cc_minor = 0;
+  /// What the runtime's auto choice takes on this device (the first of rt::runnable_families():
+  /// built into this binary and runs here); none if no family does.
+  std::optional<rt::KernelFamily> auto_family;
 };
 
 /// Device 0. UserError when dash was built without CUDA or no GPU is visible.
@@ -53,8 +56,12 @@ class BackwardTimer {
   /// UserError when the runtime refuses the problem.
   void set_problem(sim::Problem const& problem);
   /// Uploads the schedule (validated by the runtime) for a kernel of `family` (none: the
-  /// runtime's auto choice). UserError when it is refused.
-  void set_schedule(sim::Schedule const& schedule, std::optional<rt::KernelFamily> family);
+  /// runtime's auto choice); `generic`: the family's generic table-driven kernel even where a
+  /// specialization of the schedule is registered. UserError when it is refused.
+  void set_schedule(sim::Schedule const& schedule, std::optional<rt::KernelFamily> family,
+                    bool generic = false);
+  /// The main kernel set_schedule picked (the registry's name).
+  [[nodiscard]] std::string kernel_name() const;
   [[nodiscard]] Timing time(BenchMode mode, TimingPlan plan);
 
  private:

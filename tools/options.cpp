@@ -11,6 +11,7 @@
 #include "dagsim/core/error.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/trace.h"
+#include "runtime/kernels/family_model.h"
 #include "dagsim/model/validate.h"
 #include "runtime/kernel_params.h"
 
@@ -67,7 +68,9 @@ sim::Machine machine_from_flags(CommonOptions const& o) {
 }
 
 sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& problem) {
-  sim::CostModel const base = sim::default_model(problem);
+  // The rates of the named family (--kernel), else of the default family, as for the tiles.
+  sim::CostModel const base =
+      rt::family_default_model(problem, kernel_family(o).value_or(rt::kDefaultFamily));
   sim::CostModel cost;
   if (o.model == "default") {
     cost = base;

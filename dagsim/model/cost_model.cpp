@@ -1,5 +1,7 @@
 #include "dagsim/model/cost_model.h"
 
+#include "dagsim/core/error.h"
+
 namespace dash::sim {
 
 Cycles CostModel::step_cost(Problem const& problem, int b, int i, int j) const {
@@ -21,21 +23,20 @@ CostModel paper_model(Cycles compute, Cycles reduce) {
   return model;
 }
 
-CostModel default_model(Problem const& problem) {
-  // Per-SM rates in cycles at ~1.98 GHz on an H200: the portable mma.sync kernel sustains about
-  // 1024 bf16 FLOP/cycle/SM (~290 TFLOP/s backward at d128 8k on 132 SMs,
-  // docs/results/2026-12-01-h200-symmetric-k2-first-store.md); a reduce-add streams ~32
-  // B/cycle/SM into L2; one ticket hand-off is ~1000 cycles (measured 823-1232 one-way).
+CostModel default_model(Problem const& problem, KernelRates const& rates) {
   std::int64_t const tm = problem.tile_m;
   std::int64_t const tn = problem.tile_n;
   std::int64_t const d = problem.head_dim;
+  DASH_ASSERT(rates.flops_per_cycle > 0 && rates.reduce_bytes_per_cycle > 0);
+  std::int64_t const flops = rates.flops_per_cycle;
+  std::int64_t const bytes = rates.reduce_bytes_per_cycle;
   CostModel model;
-  model.compute = (10 * tm * tn * d + 1023) / 1024;
-  model.reduce = (tm * d * 4 + 31) / 32;
-  model.latency = 1000;
-  model.dq_buffer = 1;
+  model.compute = (10 * tm * tn * d + flops - 1) / flops;
+  model.reduce = (tm * d * 4 + bytes - 1) / bytes;
+  model.latency = rates.latency;
+  model.dq_buffer = rates.dq_buffer;
   model.proportional = true;
-  model.reduce_kv = (2 * tn * d * 4 + 31) / 32;
+  model.reduce_kv = (2 * tn * d * 4 + bytes - 1) / bytes;
   model.dsmem = (tm * d * 4 + 63) / 64;
   return model;
 }

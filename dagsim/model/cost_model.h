@@ -24,10 +24,22 @@ struct CostModel {
   [[nodiscard]] Cycles step_cost(Problem const& problem, int b, int i, int j) const;
 };
 
+/// Per-SM rates of a kernel's backward that default_model() derives its costs from. The defaults
+/// are the portable (mma.sync) kernel's on the H200; runtime/kernels/family_model.h has each
+/// kernel family's.
+struct KernelRates {
+  int flops_per_cycle = 1024;      ///< bf16 FLOP per cycle of a step's five GEMMs
+  int reduce_bytes_per_cycle = 32;  ///< of one ordered dQ (or dK/dV) reduce-add
+  Cycles latency = 1000;            ///< L: one ticket hand-off
+  int dq_buffer = 1;                ///< k
+
+  friend bool operator==(KernelRates const&, KernelRates const&) = default;
+};
+
 /// The DASH paper's model: L = 0, k = 0, diagonal steps at full cost, c and r as given.
 CostModel paper_model(Cycles compute, Cycles reduce);
-/// A default for a problem on an H100-class SM, in cycles: c from the step's FLOPs at the measured
-/// matmul rate, r from the dQ tile's bytes, L from the measured ticket hand-off.
-CostModel default_model(Problem const& problem);
+/// The default for a problem, in cycles of one SM: c from the step's FLOPs, r from the dQ tile's
+/// bytes, L and k as the rates say.
+CostModel default_model(Problem const& problem, KernelRates const& rates = KernelRates{});
 
 }  // namespace dash::sim

@@ -26,6 +26,7 @@
 #include "dagsim/model/validate.h"
 #include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
+#include "runtime/kernels/family_model.h"
 
 #if DASH_ATTN_CUDA
 #include <cuda_runtime_api.h>
@@ -142,9 +143,9 @@ std::string describe(sim::Problem const& p) {
                      sim::to_string(p.mask));
 }
 
-sim::CostModel cost_of(json const& spec, sim::Problem const& p) {
+sim::CostModel cost_of(json const& spec, sim::Problem const& p, rt::KernelFamily family) {
   std::string const model = spec.value("model", std::string("default"));
-  sim::CostModel const base = sim::default_model(p);
+  sim::CostModel const base = rt::family_default_model(p, family);
   if (model == "default") return base;
   if (model == "paper") return sim::paper_model(base.compute, base.reduce);
   dash::user_error("unknown cost model '{}': expected default or paper", model);
@@ -242,9 +243,10 @@ int dash_attn_make_schedule(char const* spec_text, char** out) {
   return guarded([&] {
     require_out(out);
     json const spec = parse(spec_text, "spec");
-    sim::Problem const problem = problem_of(spec.at("problem"), family_of(spec));
+    rt::KernelFamily const family = family_of(spec);
+    sim::Problem const problem = problem_of(spec.at("problem"), family);
     sim::Machine const machine = machine_of(spec);
-    sim::CostModel const cost = cost_of(spec, problem);
+    sim::CostModel const cost = cost_of(spec, problem, family);
     std::string const strategy = spec.value("strategy", std::string("search"));
     json result;
     sim::Schedule schedule;

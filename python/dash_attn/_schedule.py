@@ -22,8 +22,9 @@ from . import _lib
 CACHE_ENV = "DASH_ATTN_CACHE_DIR"
 EVALS_ENV = "DASH_ATTN_SEARCH_EVALS"
 BUDGET_ENV = "DASH_ATTN_SEARCH_BUDGET_S"
-# Bumped whenever the spec or the entry format changes: older entries are then simply not found.
-SPEC_VERSION = 1
+# Bumped whenever the spec, the entry format or the search's default model changes (2: each
+# kernel family's own rates): older entries are then simply not found.
+SPEC_VERSION = 2
 DEFAULT_EVALUATIONS = 256  # dash bench's default for strategy "search"
 DEFAULT_BUDGET_S = 60.0
 

@@ -23,6 +23,7 @@
 #include "dagsim/model/simulate.h"
 #include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
+#include "runtime/kernels/family_model.h"
 
 namespace {
 
@@ -118,6 +119,31 @@ TEST_CASE("bench: bad flags are one error line, exit 2, and no file", "[cli][ben
   CHECK(!fs::exists(file));
 }
 
+TEST_CASE("bench: the predictions use the rates of the family named by --kernel", "[cli][bench]") {
+  dash::sim::Problem const p = grid_problem(2048, 128, dash::sim::MaskKind::kCausal);
+  dash::sim::Machine const machine = dash::sim::machine_preset("h200");
+  std::int64_t predicted[2] = {0, 0};
+  int n = 0;
+  for (dash::rt::KernelFamily const family : {dash::rt::KernelFamily::kSm80, dash::rt::KernelFamily::kSm90}) {
+    TempDir const t;
+    std::string const file = t.path("plan.json");
+    Result const r = bench(fmt::format("--dry-run --kernel {} --head-dims 128 --seqlens 2048 --masks causal "
+                                       "--strategies symmetric-shift --modes det --json '{}'",
+                                       dash::rt::family_name(family), file));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.rc == 0);
+    json const records = json::parse(read_all(file));
+    REQUIRE(records.size() == 1);
+    dash::sim::CostModel const cost = dash::rt::family_default_model(p, family);
+    std::int64_t const expected =
+        dash::sim::simulate(p, machine, cost, dash::sim::make_strategy("symmetric-shift", p, machine)).makespan;
+    CHECK(records[0]["predicted_makespan"].get<std::int64_t>() == expected);
+    predicted[n++] = expected;
+  }
+  // The families' rates differ, so must the predictions, or the test could not tell them apart.
+  CHECK(predicted[0] != predicted[1]);
+}
+
 TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact predictions",
           "[cli][bench]") {
   TempDir const t;
@@ -133,7 +159,7 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
 
   dash::sim::Problem const p = grid_problem(2048, 64, dash::sim::MaskKind::kCausal);
   dash::sim::Machine const machine = dash::sim::machine_preset("h200");
-  dash::sim::CostModel const cost = dash::sim::default_model(p);
+  dash::sim::CostModel const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   auto makespan = [&](char const* name) {
     return dash::sim::simulate(p, machine, cost, dash::sim::make_strategy(name, p, machine))
         .makespan;
@@ -228,7 +254,7 @@ TEST_CASE("bench: strategy search times dash search's best schedule of each shap
   p.batch = 1;
   p.q_heads = p.kv_heads = 6;
   dash::sim::Machine const machine = dash::sim::machine_preset("h200");
-  dash::sim::CostModel const cost = dash::sim::default_model(p);
+  dash::sim::CostModel const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   dash::sim::SearchOptions options;
   options.max_evaluations = 64;
   options.budget_ms = 600'000;

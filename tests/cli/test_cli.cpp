@@ -21,6 +21,7 @@
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/simulate.h"
 #include "runtime/kernels/family.h"
+#include "runtime/kernels/family_model.h"
 
 namespace {
 
@@ -102,7 +103,7 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   json const j = json::parse(o.out);
   auto const p = small_problem();
   auto const m = dash::sim::machine_with_sms(16);
-  auto const cost = dash::sim::default_model(p);
+  auto const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   auto const expected =
       dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m));
   auto const bounds = dash::sim::compute_bounds(p, m, cost);
@@ -132,7 +133,7 @@ TEST_CASE("cli: the Q tile defaults to the CUDA kernel's for the head dim; --til
       auto p = small_problem();
       p.head_dim = head_dim;
       p.tile_m = tile_m > 0 ? tile_m : (head_dim == 64 ? 128 : 64);
-      auto const cost = dash::sim::default_model(p);
+      auto const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
       CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
       CHECK(j["makespan"].get<std::int64_t>() ==
             dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m)).makespan);
@@ -173,12 +174,12 @@ TEST_CASE("cli: the GQA dK/dV reduce cost is printed and takes --r-kv", "[cli]")
   p.tile_m = 128;
   p.tile_n = 128;
   p.mask = dash::sim::Mask{dash::sim::MaskKind::kCausal, 0, 0};
-  CHECK(jd["model"]["r_kv"] == dash::sim::default_model(p).reduce_kv);
+  CHECK(jd["model"]["r_kv"] == dash::rt::family_default_model(p, dash::rt::kDefaultFamily).reduce_kv);
   Output const o = run_dash(fmt::format("simulate {} --r-kv 123456 --json", gqa));
   REQUIRE(o.rc == 0);
   json const j = json::parse(o.out);
   CHECK(j["model"]["r_kv"] == 123456);
-  auto cost = dash::sim::default_model(p);
+  auto cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   cost.reduce_kv = 123456;
   auto const m = dash::sim::machine_with_sms(4);
   CHECK(j["makespan"].get<std::int64_t>() ==
@@ -235,7 +236,8 @@ TEST_CASE("cli: bounds match the library", "[cli]") {
   json const j = json::parse(o.out);
   auto const p = small_problem();
   auto const b =
-      dash::sim::compute_bounds(p, dash::sim::machine_with_sms(16), dash::sim::default_model(p));
+      dash::sim::compute_bounds(p, dash::sim::machine_with_sms(16),
+                                dash::rt::family_default_model(p, dash::rt::kDefaultFamily));
   CHECK(j["work"].get<std::int64_t>() == b.work);
   CHECK(j["chain"].get<std::int64_t>() == b.chain);
   CHECK(j["lower"].get<std::int64_t>() == b.lower());

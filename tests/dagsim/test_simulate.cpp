@@ -192,6 +192,26 @@ TEST_CASE("GQA: dK/dV epilogue chains", "[simulate][gqa]") {
   }
 }
 
+TEST_CASE("default model: costs from the kernel's rates, rounded up", "[simulate][model]") {
+  Problem p;
+  p.head_dim = 128;
+  p.tile_m = 64;
+  p.tile_n = 128;
+  CostModel const portable = default_model(p);
+  CHECK(portable.compute == 10240);  // 10 * 64 * 128 * 128 / 1024
+  CHECK(portable.reduce == 1024);    // 64 * 128 * 4 B at 32 B/cycle
+  CHECK(portable.reduce_kv == 4096);
+  CHECK(portable.latency == 1000);
+  CHECK(portable.dq_buffer == 1);
+  CostModel const fast = default_model(p, KernelRates{2100, 20, 1100, 2});
+  CHECK(fast.compute == 4994);  // ceil(10485760 / 2100)
+  CHECK(fast.reduce == 1639);   // ceil(32768 / 20)
+  CHECK(fast.reduce_kv == 6554);
+  CHECK(fast.latency == 1100);
+  CHECK(fast.dq_buffer == 2);
+  CHECK(fast.proportional);
+}
+
 TEST_CASE("paper model closed form: FA3 ascending, full mask = m n (c + r) + (n - 1) r", "[simulate][closed-form]") {
   for (int n = 1; n <= 6; ++n) {
     for (int m = 1; m <= 4; ++m) {

@@ -1,5 +1,6 @@
-// Times our backward (deterministic per strategy, and atomic) on DASH-grid shapes: CUDA events,
-// warm-up apart, median of 10, two input sets alternated (each several times the 60 MB L2).
+// Times our backward (deterministic per strategy, and atomic) on DASH-grid shapes the way `dash
+// bench` does (BackwardTimer, tools/bench_device.h: CUDA events, 3 warm-up calls, the median of 10,
+// input sets rotated so that no call finds its inputs in L2).
 // Prints one line per measurement; TFLOP/s from dash::sim::backward_flops (dagsim/core/flops.h).
 //   rt_bench [quick]   timings
 //   rt_bench shapes [--strategies=A,B] D/S/MASK...  timings of the given grid shapes only (e.g.
@@ -27,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../harness.h"
+#include "tools/bench_device.h"
 #include "dagsim/benchmark/grid.h"
 #include "dagsim/core/error.h"
 #include "dagsim/core/flops.h"
@@ -47,39 +49,22 @@ sim::Problem grid_problem(int d, int s, bool causal) {
                            family_tile_m(KernelFamily::kSm80, d), family_tile_n(KernelFamily::kSm80));
 }
 
-using InputSets = std::vector<std::unique_ptr<test::DeviceTensors>>;
 
-/// Two input sets (together several times the 60 MB L2 on the timed shapes), forward already run.
-InputSets make_sets(sim::Problem const& p, Attention const& attn, std::uint64_t seed) {
-  InputSets sets;
-  for (std::uint64_t x = 0; x < 2; ++x) {
-    sets.push_back(std::make_unique<test::DeviceTensors>(p, DType::kBf16));
-    sets.back()->upload(test::random_inputs(p, DType::kBf16, seed + x));
-    attn.forward(sets.back()->tensors(), nullptr);
-  }
-  return sets;
+/// One input set for the bitwise comparisons, forward already run.
+std::unique_ptr<test::DeviceTensors> make_inputs(sim::Problem const& p, Attention const& attn, std::uint64_t seed) {
+  auto t = std::make_unique<test::DeviceTensors>(p, DType::kBf16);
+  t->upload(test::random_inputs(p, DType::kBf16, seed));
+  attn.forward(t->tensors(), nullptr);
+  return t;
 }
 
-/// Median milliseconds of 10 backward runs (CUDA events), after 3 warm-up runs, sets alternated
-/// so that no run finds its inputs in L2.
-double median_backward_ms(Attention const& attn, InputSets const& sets, Reduction mode) {
-  cudaEvent_t start, stop;
-  DASH_CUDA_CHECK(cudaEventCreate(&start));
-  DASH_CUDA_CHECK(cudaEventCreate(&stop));
-  for (std::size_t w = 0; w < 3; ++w) attn.backward(sets[w % sets.size()]->tensors(), mode, nullptr);
-  std::vector<double> ms;
-  for (std::size_t r = 0; r < 10; ++r) {
-    DASH_CUDA_CHECK(cudaEventRecord(start));
-    attn.backward(sets[r % sets.size()]->tensors(), mode, nullptr);
-    DASH_CUDA_CHECK(cudaEventRecord(stop));
-    DASH_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    DASH_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return sim::median(ms);
+/// The timing plan of every rt_bench measurement: `dash bench`'s defaults.
+constexpr cli::TimingPlan kPlan{3, 10};
+
+/// Median milliseconds of the timer's deterministic or atomic backward under kPlan.
+double median_ms(cli::BackwardTimer& timer, Reduction mode) {
+  return sim::median(
+      timer.time(mode == Reduction::kDeterministic ? cli::BenchMode::kDet : cli::BenchMode::kNondet, kPlan).ms);
 }
 
 /// Half the range: the +- of a set of round medians.
@@ -155,7 +140,7 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
     user_error("{}: not JSON ({})", manifest_path, e.what());
   }
   std::printf("specialized vs generic: deterministic backward, bf16, same inputs; %d interleaved rounds, each"
-              " the median of 10 runs after 3 warm-up per kernel (two input sets alternated); ms = median over"
+              " the median of 10 runs after 3 warm-up per kernel (dash bench's timer); ms = median over"
               " rounds, +- = (max - min) / 2 over rounds; ratio = generic ms / specialized ms per round: median,"
               " min, max\n",
               rounds);
@@ -163,6 +148,7 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
               "specialized kernel", "generic kernel", "bitwise equal", "gen ms", "+-", "TFLOP/s", "spec ms", "+-",
               "TFLOP/s", "ratio", "min", "max");
   int failures = 0;
+  cli::BackwardTimer timer(cli::query_device(), 2024);
   for (auto const& k : manifest.at("kernels")) {
     std::string const file = k.at("file").get<std::string>();
     std::string const spec = file.substr(0, file.rfind('.'));
@@ -188,8 +174,8 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
         continue;
       }
       Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(p.head_dim)));
-      InputSets const sets = make_sets(p, attn, 2024);
-      AttentionTensors const t = sets[0]->tensors();
+      std::unique_ptr<test::DeviceTensors> const inputs = make_inputs(p, attn, 2024);
+      AttentionTensors const t = inputs->tensors();
       // The specialization's family (the manifest says): its generic kernel is the baseline it
       // must equal.
       std::optional<KernelFamily> const named = parse_family(k.value("family", std::string("sm80")));
@@ -201,26 +187,30 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       KernelFamily const family = *named;
       attn.set_schedule(schedule, KernelChoice::kGeneric, family);
       std::string const generic_name = attn.kernel_name();
-      sets[0]->poison_backward(nullptr);
+      inputs->poison_backward(nullptr);
       attn.backward(t, Reduction::kDeterministic, nullptr);
       GradCopy const generic_grads(t, p);
 
       attn.set_schedule(schedule, KernelChoice::kAuto, family);
       std::string const special_name = attn.kernel_name();
       bool const dispatched = special_name != generic_name;
-      sets[0]->poison_backward(nullptr);
+      inputs->poison_backward(nullptr);
       attn.backward(t, Reduction::kDeterministic, nullptr);
       std::int64_t const differ = generic_grads.differing_words(t);
+      timer.set_problem(p);
 
       // Interleaved rounds: clock and thermal drift hit both kernels alike; the order within a
       // round alternates so neither always runs on a warmer GPU.
+      // The timer runs its own Attention: it must pick the kernels checked above.
       std::vector<double> generic_ms, special_ms, ratios;
+      bool same_kernels = true;
       for (int r = 0; r < rounds; ++r) {
         double g = 0, x = 0;
         for (int half = 0; half < 2; ++half) {
           bool const generic_now = (half == 0) == (r % 2 == 0);
-          attn.set_schedule(schedule, generic_now ? KernelChoice::kGeneric : KernelChoice::kAuto, family);
-          (generic_now ? g : x) = median_backward_ms(attn, sets, Reduction::kDeterministic);
+          timer.set_schedule(schedule, family, generic_now);
+          same_kernels = same_kernels && timer.kernel_name() == (generic_now ? generic_name : special_name);
+          (generic_now ? g : x) = median_ms(timer, Reduction::kDeterministic);
         }
         generic_ms.push_back(g);
         special_ms.push_back(x);
@@ -237,11 +227,14 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
                   spec.c_str(), strategy.c_str(), special_name.c_str(), generic_name.c_str(), equal, gen,
                   spread_of(generic_ms), sim::tflops(flops, gen), spec_med, spread_of(special_ms),
                   sim::tflops(flops, spec_med), ratio, *std::min_element(ratios.begin(), ratios.end()),
-                  *std::max_element(ratios.begin(), ratios.end()), dispatched ? "" : "  FAIL: specialization not dispatched");
+                  *std::max_element(ratios.begin(), ratios.end()),
+                  !dispatched     ? "  FAIL: specialization not dispatched"
+                  : !same_kernels ? "  FAIL: the timer ran other kernels than the ones checked"
+                                  : "");
       std::printf("%-44s rounds (generic ms / specialized ms):", spec.c_str());
       for (int r = 0; r < rounds; ++r) std::printf(" %.3f/%.3f", generic_ms[r], special_ms[r]);
       std::printf("\n");
-      if (!dispatched || differ != 0) ++failures;
+      if (!dispatched || !same_kernels || differ != 0) ++failures;
     } catch (UserError const& e) {
       std::printf("%-44s %-16s FAIL: %s\n", spec.c_str(), strategy.c_str(), e.what());
       ++failures;
@@ -359,11 +352,11 @@ Shape parse_shape(std::string const& text) {
 
 /// Deterministic backward per named strategy and the atomic one, per shape: one line each.
 int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::string> const& only = {}) {
+  cli::BackwardTimer timer(cli::query_device(), 1000);
   std::printf("%-4s %-6s %-6s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
   for (auto const& sh : shapes) {
     sim::Problem const p = grid_problem(sh.d, sh.s, sh.causal);
-    Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(sh.d)));
-    InputSets const sets = make_sets(p, attn, 1000);
+    timer.set_problem(p);
     std::vector<std::pair<std::string, Reduction>> runs;
     for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
     runs.emplace_back("fa3", Reduction::kAtomic);
@@ -374,11 +367,11 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
     for (auto const& [name, mode] : runs) {
       if (!wanted(name, mode)) continue;
       try {
-        attn.set_schedule(sim::make_strategy(name, p, sim::machine_with_sms(sms)));
+        timer.set_schedule(sim::make_strategy(name, p, sim::machine_with_sms(sms)), std::nullopt);
       } catch (UserError const&) {
         continue;  // the strategy refuses this shape
       }
-      double const med = median_backward_ms(attn, sets, mode);
+      double const med = median_ms(timer, mode);
       std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, sh.causal ? "causal" : "full", name.c_str(),
                   mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
                   sim::tflops(sim::backward_flops(p), med));
