@@ -121,6 +121,12 @@ struct Attention::State {
   int ctas_per_sm = 0;
   std::unique_ptr<Watchdog> watchdog;  // not movable (registered by address)
   std::chrono::nanoseconds ticket_timeout = kDefaultTicketTimeout;
+  // Kernel traces (set_trace): the most steps and items any CTA of the schedule runs, and the
+  // buffer every traced backward records into (grid regions of that capacity).
+  bool trace_on = false;
+  int trace_steps = 0;
+  int trace_items = 0;
+  DeviceBuffer trace;
 };
 
 TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim) {
@@ -366,7 +372,38 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   s.family = *family;
   s.grid = static_cast<int>(schedule.ctas.size());
   s.ctas_per_sm = per_sm;
+  s.trace_steps = 0;
+  s.trace_items = 0;
+  for (auto const& cta : schedule.ctas) {
+    std::int64_t cta_steps = 0;
+    for (auto const& item : cta.items) cta_steps += static_cast<std::int64_t>(item.q_order.size());
+    s.trace_steps = std::max(s.trace_steps, static_cast<int>(cta_steps));
+    s.trace_items = std::max(s.trace_items, static_cast<int>(cta.items.size()));
+  }
+  s.trace = DeviceBuffer();
   s.has_schedule = true;
+}
+
+void Attention::set_trace(bool on) {
+  if (on && !kKernelTraces) {
+    user_error("this build records no kernel traces (configure with -DDASH_KERNEL_TRACE=ON)");
+  }
+  state_->trace_on = on;
+}
+
+RawTrace Attention::read_trace(cudaStream_t stream) const {
+  State const& s = *state_;
+  if (s.trace.size_bytes() == 0)
+    user_error("no traced backward has run since the last set_schedule");
+  DASH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  RawTrace out;
+  out.ctas = s.grid;
+  out.steps = s.trace_steps;
+  out.items = s.trace_items;
+  out.slots.resize(s.trace.size_bytes() / sizeof(std::int64_t));
+  DASH_CUDA_CHECK(cudaMemcpy(out.slots.data(), s.trace.as<std::int64_t>(), s.trace.size_bytes(),
+                             cudaMemcpyDeviceToHost));
+  return out;
 }
 
 void Attention::forward(AttentionTensors const& t, cudaStream_t stream) const {
@@ -440,6 +477,16 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   p.dq_first_stores = first_stores ? 1 : 0;
   p.tables = s.tables;
   p.watchdog = s.watchdog->view(s.ticket_timeout);
+  if (s.trace_on) {
+    State& w = *state_;
+    std::size_t const bytes =
+        static_cast<std::size_t>(s.grid) *
+        static_cast<std::size_t>(trace_region_slots(s.trace_steps, s.trace_items)) *
+        sizeof(std::int64_t);
+    if (w.trace.size_bytes() != bytes) w.trace = DeviceBuffer(bytes);
+    DASH_CUDA_CHECK(cudaMemsetAsync(w.trace.as<std::int64_t>(), 0, bytes, stream));
+    p.trace = TraceRef{w.trace.as<std::int64_t>(), s.trace_steps, s.trace_items};
+  }
   s.kernel.launch(p, s.grid, stream);
 
   PostParams post;

@@ -9,6 +9,8 @@
 // Tensors are (batch, seqlen, heads, head_dim) with strides, as FlashAttention; under varlen
 // (problem.seqlens_q/k set) they are (total_tokens, heads, head_dim). LSE is [q_heads][total_q]
 // fp32, natural log. Every CUDA call is checked (CudaError); bad input is a dash::UserError.
+#include <cuda_runtime_api.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17,12 +19,11 @@
 #include <string>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-
 #include "dagsim/core/problem.h"
 #include "dagsim/core/schedule.h"
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
+#include "runtime/kernel_trace.h"
 #include "runtime/kernels/family.h"
 #include "runtime/registry.h"
 
@@ -88,6 +89,13 @@ class Attention {
   /// kDefaultTicketTimeout, runtime/watchdog.h) before the kernel stops; the CUDA error that
   /// follows is a TicketTimeout naming the wait. Throws UserError unless 1 ms <= limit <= 1 h.
   void set_ticket_timeout(std::chrono::milliseconds limit);
+  /// Kernel traces (runtime/kernel_trace.h): while on, every backward's main kernel records what
+  /// each CTA did when (a few stamps per step); read_trace returns the last one. UserError in a
+  /// build without DASH_KERNEL_TRACE, where the kernels carry no tracing code.
+  void set_trace(bool on);
+  /// Waits for `stream`, then copies the last traced backward's record. UserError when none ran
+  /// since set_schedule.
+  [[nodiscard]] RawTrace read_trace(cudaStream_t stream) const;
 
   void forward(AttentionTensors const& t, cudaStream_t stream) const;
   /// Needs set_schedule first. Reads q, k, v, o, dout, lse; writes dq, dk, dv.

@@ -3,8 +3,8 @@
 // shape, next to the simulator's prediction.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <future>
@@ -18,17 +18,19 @@
 #include <fmt/ranges.h>
 
 #include "dagsim/core/error.h"
-#include "dagsim/model/named_run.h"
 #include "dagsim/core/flops.h"
 #include "dagsim/core/median.h"
 #include "dagsim/core/schedule_io.h"
-#include "dagsim/search/search.h"
-#include "dagsim/model/simulate.h"
 #include "dagsim/core/strategies.h"
+#include "dagsim/model/named_run.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/trace.h"
 #include "dagsim/model/validate.h"
+#include "dagsim/search/search.h"
 #include "tools/bench_device.h"
 #include "tools/bench_plan.h"
 #include "tools/bench_report.h"
+#include "tools/bench_trace.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 
@@ -182,14 +184,39 @@ sim::Machine schedule_machine(CommonOptions const& o, std::optional<DeviceInfo> 
   return m;
 }
 
-void check_output_path(std::string const& path) {
-  if (path.empty()) user_error("--json needs a file name");
+void check_output_path(std::string const& path, char const* flag) {
+  if (path.empty()) user_error("{} needs a file name", flag);
   std::filesystem::path const parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    user_error("--json {}: directory {} does not exist", path, parent.string());
+    user_error("{} {}: directory {} does not exist", flag, path, parent.string());
   }
-  if (std::filesystem::is_directory(path, ec)) user_error("--json {}: is a directory", path);
+  if (std::filesystem::is_directory(path, ec)) user_error("{} {}: is a directory", flag, path);
+}
+
+/// --trace / --svg: one more backward of the (only) shape and strategy with the kernel trace on,
+/// written with the simulator's tracks and slice names; its summary on stdout.
+void write_kernel_trace(BenchOptions const& o, BackwardTimer& timer, DeviceInfo const& device,
+                        BenchMode mode, rt::KernelFamily family, sim::Problem const& p,
+                        sim::Machine const& machine, sim::CostModel const& cost,
+                        std::string const& strategy, sim::Schedule const& schedule) {
+  KernelTrace const trace = decode_trace(timer.trace(mode), schedule);
+  double const cycles_per_ns = static_cast<double>(device.clock_khz) / 1e6;
+  if (!(cycles_per_ns > 0)) user_error("--trace: the GPU reports no clock rate");
+  sim::Timeline const measured = measured_timeline(trace, schedule, cycles_per_ns);
+  std::string const title = fmt::format("{} {} {} on {} ({})", shape_label(p), strategy,
+                                        to_string(mode), device.name, timer.kernel_name());
+  sim::TraceMeta const meta{
+      p, std::string(rt::family_name(family)), machine.sms,
+      fmt::format("measured on {} ({}), {}", device.name, timer.kernel_name(), to_string(mode))};
+  sim::write_file_atomic(o.common.trace,
+                         sim::to_chrome_trace(measured, "measured: " + title, &meta));
+  if (o.common.has("svg")) {
+    sim::Timeline const simulated = sim::timeline_of(sim::simulate(p, machine, cost, schedule));
+    sim::write_file_atomic(o.common.svg, sim::to_svg_gantt_pair(measured, "measured", simulated,
+                                                                "simulated", machine.sms, title));
+  }
+  std::fputs(format_summary(summarize(trace)).c_str(), stdout);
 }
 
 void run_bench(BenchOptions const& o) {
@@ -205,7 +232,18 @@ void run_bench(BenchOptions const& o) {
     user_error("--search-evals must be in 1..100000000, got {}", o.search_evals);
   }
   std::vector<sim::Problem> const shapes = planned_shapes(o);
-  if (c.has("json")) check_output_path(o.json_file);
+  if (c.has("json")) check_output_path(o.json_file, "--json");
+  if (c.has("svg") && !c.has("trace")) user_error("--svg draws a kernel trace: give --trace too");
+  if (c.has("trace")) {
+    if (shapes.size() != 1 || strategies.size() != 1) {
+      user_error(
+          "--trace records one backward: give one shape and one strategy (shapes: {}, strategies: "
+          "{})",
+          shapes.size(), strategies.size());
+    }
+    if (o.dry_run) user_error("--trace records a run on the GPU; --dry-run runs nothing");
+    // resolve() checked that both files can be written.
+  }
 
   // auto: the runtime's choice for the GPU (the first of rt::runnable_families()).
   std::optional<rt::KernelFamily> const family = kernel_family(o.common);
@@ -288,6 +326,10 @@ void run_bench(BenchOptions const& o) {
         }
         records.push_back(std::move(r));
       }
+      if (timer && refused.empty() && c.has("trace")) {
+        write_kernel_trace(o, *timer, *device, modes.front(), model_family, p, machine, cost, name,
+                           *pred.schedule);
+      }
     }
   }
   derive_ratios(records);
@@ -331,6 +373,16 @@ void setup_bench(CLI::App& app) {
   sub->add_option("--commit", opts->commit, "commit hash to record in the JSON");
   sub->add_option("--json", opts->json_file,
                   "also write one JSON record per (shape, strategy, mode) here");
+  // The shared --trace/--svg fields (resolve() checks their paths); here they take a measured run.
+  sub->add_option(
+      "--trace", opts->common.trace,
+      "one shape and one strategy: after timing, one more backward (in the first of --modes) "
+      "records a kernel trace, written here as Chrome/Perfetto JSON with dash simulate "
+      "--trace's tracks and slice names, and summarized (needs a build with "
+      "-DDASH_KERNEL_TRACE=ON)");
+  sub->add_option(
+      "--svg", opts->common.svg,
+      "with --trace: the measured Gantt chart over the simulated one, on one time axis");
   sub->add_flag("--dry-run", opts->dry_run,
                 "print the plan and the simulator's predictions; no GPU");
   sub->callback([sub, opts] {

@@ -133,6 +133,9 @@ DeviceInfo query_device() {
   info.memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
   info.cc_major = prop.major;
   info.cc_minor = prop.minor;
+  int clock_khz = 0;
+  DASH_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  info.clock_khz = clock_khz;
   std::vector<rt::KernelFamily> const runnable = rt::runnable_families();
   if (!runnable.empty()) info.auto_family = runnable.front();
   return info;
@@ -244,6 +247,21 @@ Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
   return timing;
 }
 
+rt::RawTrace BackwardTimer::trace(BenchMode mode) {
+  State& s = *state_;
+  DASH_ASSERT(s.attention.has_value());
+  rt::Reduction const reduction =
+      mode == BenchMode::kDet ? rt::Reduction::kDeterministic : rt::Reduction::kAtomic;
+  s.attention->set_trace(true);  // UserError in a build without kernel traces
+  // Switched off again however this call is left, so later timed calls are not traced.
+  struct Off {
+    rt::Attention& a;
+    ~Off() { a.set_trace(false); }
+  } const off{*s.attention};
+  s.attention->backward(s.tensors(s.cursor++ % s.sets), reduction, s.stream);
+  return s.attention->read_trace(s.stream);
+}
+
 #else  // built without CUDA
 
 namespace {
@@ -263,6 +281,7 @@ void BackwardTimer::set_problem(sim::Problem const&) { no_cuda(); }
 void BackwardTimer::set_schedule(sim::Schedule const&, std::optional<rt::KernelFamily>, bool) { no_cuda(); }
 std::string BackwardTimer::kernel_name() const { no_cuda(); }
 Timing BackwardTimer::time(BenchMode, TimingPlan) { no_cuda(); }
+rt::RawTrace BackwardTimer::trace(BenchMode) { no_cuda(); }
 
 #endif
 

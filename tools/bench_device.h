@@ -10,6 +10,7 @@
 
 #include "dagsim/core/problem.h"
 #include "dagsim/core/schedule.h"
+#include "runtime/kernel_trace.h"
 #include "runtime/kernels/family.h"
 #include "tools/bench_plan.h"
 
@@ -22,6 +23,7 @@ struct DeviceInfo {
   std::int64_t memory_bytes = 0;
   int cc_major = 0;
   int cc_minor = 0;
+  int clock_khz = 0;  ///< peak SM clock (cudaDevAttrClockRate): measured traces' cycles
   /// What the runtime's auto choice takes on this device (the first of rt::runnable_families():
   /// built into this binary and runs here); none if no family does.
   std::optional<rt::KernelFamily> auto_family;
@@ -63,6 +65,9 @@ class BackwardTimer {
   /// The main kernel set_schedule picked (the registry's name).
   [[nodiscard]] std::string kernel_name() const;
   [[nodiscard]] Timing time(BenchMode mode, TimingPlan plan);
+  /// One more (untimed) backward with the kernel trace on (runtime/kernel_trace.h); its record.
+  /// UserError in a build without DASH_KERNEL_TRACE.
+  [[nodiscard]] rt::RawTrace trace(BenchMode mode);
 
  private:
   struct State;

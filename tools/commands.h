@@ -12,5 +12,6 @@ void setup_validate(CLI::App& app);
 void setup_search(CLI::App& app);
 void setup_generate(CLI::App& app);
 void setup_bench(CLI::App& app);
+void setup_calibrate(CLI::App& app);
 
 }  // namespace dash::cli

@@ -10,10 +10,11 @@
 
 #include "dagsim/core/error.h"
 #include "dagsim/core/strategies.h"
+#include "dagsim/model/profile.h"
 #include "dagsim/model/trace.h"
-#include "runtime/kernels/family_model.h"
 #include "dagsim/model/validate.h"
 #include "runtime/kernel_params.h"
+#include "runtime/kernels/family_model.h"
 
 namespace dash::cli {
 namespace {
@@ -68,9 +69,14 @@ sim::Machine machine_from_flags(CommonOptions const& o) {
 }
 
 sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& problem) {
-  // The rates of the named family (--kernel), else of the default family, as for the tiles.
-  sim::CostModel const base =
-      rt::family_default_model(problem, kernel_family(o).value_or(rt::kDefaultFamily));
+  // The rates of the named family (--kernel), else of the default family, as for the tiles; from
+  // --profile FILE when given, else from the built-in profile.
+  rt::KernelFamily const family = kernel_family(o).value_or(rt::kDefaultFamily);
+  sim::KernelRates const rates =
+      o.has("profile") ? rt::family_rates(sim::read_profile_file(o.profile, rt::kFamilyNames),
+                                          family, "'" + o.profile + "'")
+                       : rt::family_model_rates(family);
+  sim::CostModel const base = sim::default_model(problem, rates);
   sim::CostModel cost;
   if (o.model == "default") {
     cost = base;
@@ -139,6 +145,10 @@ void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
   sub.add_option("--latency", o.latency, "cycles of a ticket hand-off (overrides the model)");
   sub.add_option("--r-kv", o.r_kv, "GQA: cycles of one dK/dV reduce-add of a KV tile (overrides the model)");
   sub.add_option("--dq-buffer", o.dq_buffer, "dQ buffer depth, 0 = paper model (overrides)");
+  sub.add_option(
+      "--profile", o.profile,
+      "machine profile JSON (docs/model.md): the rates of the default model (default: the "
+      "built-in profiles/h200.json)");
   if (flags.strategy) {
     sub.add_option("--strategy", o.strategy,
                    fmt::format("named schedule ({})", fmt::join(sim::strategy_names(), ", ")))
@@ -249,7 +259,14 @@ void write_outputs(CommonOptions const& o, Resolved const& resolved, sim::Schedu
     sim::write_schedule_file(o.schedule_out,
                              sim::ScheduleDocument{resolved.problem, resolved.machine, schedule});
   }
-  if (o.has("trace")) sim::write_file_atomic(o.trace, sim::to_chrome_trace(result, title));
+  if (o.has("trace")) {
+    // What `dash calibrate` needs to read it back: the problem, the family whose rates it shows.
+    sim::TraceMeta const meta{
+        resolved.problem,
+        std::string(rt::family_name(kernel_family(o).value_or(rt::kDefaultFamily))),
+        resolved.machine.sms, "simulated"};
+    sim::write_file_atomic(o.trace, sim::to_chrome_trace(sim::timeline_of(result), title, &meta));
+  }
   if (o.has("svg")) {
     sim::write_file_atomic(o.svg, sim::to_svg_gantt(result, resolved.machine.sms, title));
   }

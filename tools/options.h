@@ -47,6 +47,7 @@ struct CommonOptions {
   std::string kernel = "auto";
   // Cost model.
   std::string model = "default";
+  std::string profile;  ///< --profile FILE: the model's rates (dagsim/model/profile.h)
   sim::Cycles c = 0;
   sim::Cycles r = 0;
   sim::Cycles latency = 0;

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsim/core/error.h"
+#include "dagsim/core/json_input.h"
 #include "dagsim/core/tile_index.h"
 
 namespace dash::sim {
@@ -37,10 +38,7 @@ constexpr std::size_t kMaxNameLength = 256;
 
 // ---- writing -------------------------------------------------------------------------------
 
-std::string quoted(std::string const& text) {
-  // Strategy and machine names come from users; invalid UTF-8 must not make writing throw.
-  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string quoted(std::string const& text) { return json_quoted(text); }
 
 void append_ints(std::string& out, std::vector<int> const& values) {
   out += '[';
@@ -317,43 +315,17 @@ std::vector<std::vector<int>> read_dkv_order(json const* v, std::string const& p
   return order;
 }
 
-json parse_document(std::string const& text) {
-  // nlohmann's parser keeps its own stack, but a depth cap still turns "[[[[...]]]]" into one
-  // short error before it builds anything large. It also lets a repeated key overwrite the first
-  // (two "launch" keys: the last wins), which a strict format refuses: the keys of each open
-  // object are tracked here.
-  std::vector<std::set<std::string>> open_objects;
-  json::parser_callback_t const check = [&open_objects](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kMaxDepth) user_error("JSON nested deeper than {} levels", kMaxDepth);
-    if (event == json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == json::parse_event_t::object_end) {
-      if (!open_objects.empty()) open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && !open_objects.empty()) {
-      std::string const& key = parsed.get_ref<std::string const&>();
-      if (!open_objects.back().insert(key).second) {
-        user_error("malformed JSON: duplicate key {} in one object", quoted(key.substr(0, kMaxNameLength)));
-      }
-    }
-    return true;
-  };
-  try {
-    return json::parse(text, check, true, false);
-  } catch (json::exception const& e) {
-    std::string message = e.what();
-    // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
-    if (auto const close = message.find("] ");
-        message.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
-      message.erase(0, close + 2);
-    }
-    for (char& ch : message) {
-      if (ch == '\n' || ch == '\r') ch = ' ';
-    }
-    user_error("malformed JSON: {}", message);
-  }
+}  // namespace
+
+std::string problem_to_json(Problem const& problem) {
+  std::string out;
+  append_problem(out, problem);
+  return out;
 }
 
-}  // namespace
+Problem problem_from_json(json const& value, std::string const& path) {
+  return read_problem(value, path);
+}
 
 std::string to_json(ScheduleDocument const& doc) {
   std::string out;
@@ -390,7 +362,7 @@ std::string to_json(ScheduleDocument const& doc) {
 }
 
 ScheduleDocument schedule_from_json(std::string const& text) {
-  json const root = parse_document(text);
+  json const root = parse_user_json(text, kMaxDepth);
   expect_object(
       root, "",
       {"version", "strategy", "problem", "machine", "launch", "ctas", "dq_order", "dkv_order"});
@@ -416,26 +388,7 @@ ScheduleDocument schedule_from_json(std::string const& text) {
 }
 
 ScheduleDocument read_schedule_file(std::string const& path) {
-  std::error_code ec;
-  auto const status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    user_error("cannot read schedule '{}': no such file", path);
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    user_error("cannot read schedule '{}': not a regular file", path);
-  }
-  auto const size = std::filesystem::file_size(path, ec);
-  if (ec) user_error("cannot read schedule '{}': {}", path, ec.message());
-  if (size > kMaxFileBytes) {
-    user_error("schedule '{}' is {} bytes, more than the limit of {}", path, size, kMaxFileBytes);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) user_error("cannot read schedule '{}': {}", path, std::strerror(errno));
-  std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size)) {
-    user_error("cannot read schedule '{}': short read", path);
-  }
+  std::string const text = read_user_file(path, "schedule", kMaxFileBytes);
   try {
     return schedule_from_json(text);
   } catch (UserError const& e) {

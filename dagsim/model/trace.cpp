@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dagsim/core/schedule_io.h"
+
 namespace dash::sim {
 namespace {
 
@@ -115,15 +117,15 @@ struct Rows {
   }
 };
 
-Rows plan_rows(SimResult const& result, int sms) {
+Rows plan_rows(Timeline const& timeline, int sms) {
   Rows rows;
   rows.sms = std::max(sms, 1);
-  int const ctas = static_cast<int>(result.ctas.size());
+  int const ctas = static_cast<int>(timeline.cta_sms.size());
   if (ctas <= kMaxRows) {
     rows.count = ctas;
     for (int c = 0; c < ctas; ++c) {
       rows.labels.push_back(
-          fmt::format("CTA {} (SM {})", c, result.ctas[static_cast<std::size_t>(c)].sm));
+          fmt::format("CTA {} (SM {})", c, timeline.cta_sms[static_cast<std::size_t>(c)]));
     }
     return rows;
   }
@@ -166,11 +168,11 @@ class Coverage {
 
   /// Runs of columns at the same shade; any coverage at all shows at least a quarter shade, so
   /// a lone short slice stays visible.
-  void append_svg(std::string& out, char const* color, double band_offset,
+  void append_svg(std::string& out, char const* color, double top, double band_offset,
                   double band_height) const {
     fmt::format_to(std::back_inserter(out), "<g fill=\"{}\">\n", color);
     for (std::size_t r = 0; r < columns_.size(); ++r) {
-      double const y = kTop + static_cast<double>(r) * kRowHeight + band_offset;
+      double const y = top + static_cast<double>(r) * kRowHeight + band_offset;
       auto level = [&](std::size_t k) {
         double const c = columns_[r][k];
         return c <= 0.0 ? 0 : std::clamp(static_cast<int>(c * 4.0 + 0.999), 1, 4);
@@ -209,22 +211,47 @@ std::string slice_label(Slice const& slice) {
   return label(slice.kind, slice.batch, slice.head, slice.q_tile, slice.kv_tile);
 }
 
+Timeline timeline_of(SimResult const& result) {
+  Timeline t;
+  t.slices = result.slices();
+  for (auto const& c : result.ctas) t.cta_sms.push_back(c.sm);
+  t.makespan = result.makespan;
+  return t;
+}
+
 std::string to_chrome_trace(SimResult const& result, std::string const& title) {
-  std::vector<Slice> const slices = result.slices();
-  int const ctas = static_cast<int>(result.ctas.size());
+  return to_chrome_trace(timeline_of(result), title);
+}
+
+std::string to_svg_gantt(SimResult const& result, int sms, std::string const& title) {
+  return to_svg_gantt(timeline_of(result), sms, title);
+}
+
+std::string to_chrome_trace(Timeline const& timeline, std::string const& title,
+                            TraceMeta const* meta) {
+  std::vector<Slice> const& slices = timeline.slices;
+  int const ctas = static_cast<int>(timeline.cta_sms.size());
   std::vector<bool> const writer = needs_writer_track(slices, ctas);
   std::string out;
   out.reserve(slices.size() * 170 + static_cast<std::size_t>(ctas) * 200 + 512);
   fmt::format_to(std::back_inserter(out),
-                 "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"title\":{},\"time_unit\":\"model "
-                 "cycles shown as microseconds\",\"makespan_cycles\":{}}},\n\"traceEvents\":[\n",
-                 json_string(title), result.makespan);
+                 "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"title\":{},\"time_unit\":{},"
+                 "\"makespan_cycles\":{}",
+                 json_string(title), json_string(timeline.time_unit + " shown as microseconds"),
+                 timeline.makespan);
+  if (meta != nullptr) {
+    fmt::format_to(std::back_inserter(out),
+                   ",\"problem\":{},\"family\":{},\"sms\":{},\"source\":{}",
+                   problem_to_json(meta->problem), json_string(meta->family), meta->sms,
+                   json_string(meta->source));
+  }
+  out += "},\n\"traceEvents\":[\n";
   fmt::format_to(std::back_inserter(out),
                  "{{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
                  json_string(title));
   // Writer tracks get tids after all CTAs; sort indices keep each next to its CTA.
   for (int c = 0; c < ctas; ++c) {
-    int const sm = result.ctas[static_cast<std::size_t>(c)].sm;
+    int const sm = timeline.cta_sms[static_cast<std::size_t>(c)];
     fmt::format_to(
         std::back_inserter(out),
         ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{0},\"name\":\"thread_name\",\"args\":{{\"name\":"
@@ -261,14 +288,20 @@ std::string to_chrome_trace(SimResult const& result, std::string const& title) {
   return out;
 }
 
-std::string to_svg_gantt(SimResult const& result, int sms, std::string const& title) {
-  std::vector<Slice> const slices = result.slices();
-  Rows const rows = plan_rows(result, sms);
-  Cycles const span = std::max<Cycles>(result.makespan, 1);
+namespace {
+
+/// One chart at vertical offset y0 on a time axis of `span` cycles: its heading, legend, rows and
+/// axis. Returns its height.
+double append_chart(std::string& out, Timeline const& timeline, int sms, std::string const& title,
+                    Cycles span, double y0) {
+  std::vector<Slice> const& slices = timeline.slices;
+  Rows const rows = plan_rows(timeline, sms);
+  span = std::max<Cycles>(span, 1);
   double const scale = kPlotWidth / static_cast<double>(span);
   auto const n_rows = static_cast<std::size_t>(rows.count);
   // A wait on the writer warp does not stall the SM's compute: it goes in the reduce band.
-  std::vector<bool> const writer = needs_writer_track(slices, static_cast<int>(result.ctas.size()));
+  std::vector<bool> const writer =
+      needs_writer_track(slices, static_cast<int>(timeline.cta_sms.size()));
   Coverage compute(n_rows), reduce(n_rows), compute_wait(n_rows), writer_wait(n_rows);
   for (auto const& s : slices) {
     int const row = rows.row_of(s);
@@ -282,19 +315,14 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
           .add(r, static_cast<double>(s.ready) * scale, static_cast<double>(s.start) * scale);
     }
   }
-  double const plot_bottom = kTop + static_cast<double>(rows.count) * kRowHeight;
-  double const width = kLeft + kPlotWidth + 30.0;
-  double const height = plot_bottom + 44.0;
-  std::string out;
-  fmt::format_to(
-      std::back_inserter(out),
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-      "width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-      "font-family=\"sans-serif\" font-size=\"10\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{2:.0f}\" y=\"18\" font-size=\"14\">{3}</text>\n"
-      "<text x=\"{2:.0f}\" y=\"34\">makespan {4} cycles, {5} CTAs, {6} slices</text>\n",
-      width, height, kLeft, xml_escape(title), result.makespan, result.ctas.size(), slices.size());
+  double const top = y0 + kTop;
+  double const plot_bottom = top + static_cast<double>(rows.count) * kRowHeight;
+  fmt::format_to(std::back_inserter(out),
+                 "<g transform=\"translate(0,{:.0f})\">\n"
+                 "<text x=\"{:.0f}\" y=\"18\" font-size=\"14\">{}</text>\n"
+                 "<text x=\"{:.0f}\" y=\"34\">makespan {} {}, {} CTAs, {} slices</text>\n",
+                 y0, kLeft, xml_escape(title), kLeft, timeline.makespan,
+                 xml_escape(timeline.time_unit), timeline.cta_sms.size(), slices.size());
   // Legend.
   double x = kLeft + kPlotWidth - 300.0;
   for (auto const& [color, name] :
@@ -307,18 +335,19 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
         x, color, x + 14.0, name);
     x += 90.0;
   }
+  out += "</g>\n";
   // Row labels and guide lines.
   out += "<g fill=\"#333\" text-anchor=\"end\">\n";
   for (int r = 0; r < rows.count; ++r) {
     fmt::format_to(std::back_inserter(out), "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
-                   kLeft - 6.0, kTop + r * kRowHeight + kMainBand,
+                   kLeft - 6.0, top + r * kRowHeight + kMainBand,
                    xml_escape(rows.labels[static_cast<std::size_t>(r)]));
   }
   out += "</g>\n";
-  compute.append_svg(out, kComputeColor, 0.0, kMainBand);
-  compute_wait.append_svg(out, kWaitColor, 0.0, kMainBand);
-  writer_wait.append_svg(out, kWaitColor, kMainBand, kReduceBand);
-  reduce.append_svg(out, kReduceColor, kMainBand, kReduceBand);
+  compute.append_svg(out, kComputeColor, top, 0.0, kMainBand);
+  compute_wait.append_svg(out, kWaitColor, top, 0.0, kMainBand);
+  writer_wait.append_svg(out, kWaitColor, top, kMainBand, kReduceBand);
+  reduce.append_svg(out, kReduceColor, top, kMainBand, kReduceBand);
   // Time axis.
   fmt::format_to(
       std::back_inserter(out),
@@ -335,11 +364,41 @@ std::string to_svg_gantt(SimResult const& result, int sms, std::string const& ti
     fmt::format_to(std::back_inserter(out), "<text x=\"{:.1f}\" y=\"{:.0f}\">{}</text>\n",
                    kLeft + static_cast<double>(t) * scale, plot_bottom + 18.0, short_cycles(t));
   }
-  fmt::format_to(std::back_inserter(out),
-                 "<text x=\"{:.0f}\" y=\"{:.0f}\">model cycles</text>\n</g>\n",
-                 kLeft + kPlotWidth / 2.0, plot_bottom + 34.0);
-  out += "</svg>\n";
-  return out;
+  fmt::format_to(std::back_inserter(out), "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n</g>\n",
+                 kLeft + kPlotWidth / 2.0, plot_bottom + 34.0, xml_escape(timeline.time_unit));
+  return plot_bottom + 44.0 - y0;
+}
+
+std::string svg_document(std::string const& body, double height) {
+  double const width = kLeft + kPlotWidth + 30.0;
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+      "font-family=\"sans-serif\" font-size=\"10\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n{2}</svg>\n",
+      width, height, body);
+}
+
+}  // namespace
+
+std::string to_svg_gantt(Timeline const& timeline, int sms, std::string const& title) {
+  std::string body;
+  double const height = append_chart(body, timeline, sms, title, timeline.makespan, 0.0);
+  return svg_document(body, height);
+}
+
+std::string to_svg_gantt_pair(Timeline const& top, std::string const& top_title,
+                              Timeline const& bottom, std::string const& bottom_title, int sms,
+                              std::string const& title) {
+  Cycles const span = std::max(top.makespan, bottom.makespan);
+  std::string body;
+  fmt::format_to(std::back_inserter(body),
+                 "<text x=\"{:.0f}\" y=\"20\" font-size=\"16\">{}</text>\n", kLeft,
+                 xml_escape(title));
+  double y = 28.0;
+  y += append_chart(body, top, sms, top_title, span, y);
+  y += append_chart(body, bottom, sms, bottom_title, span, y);
+  return svg_document(body, y);
 }
 
 }  // namespace dash::sim

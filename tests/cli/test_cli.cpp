@@ -405,7 +405,7 @@ TEST_CASE("cli: --trace and --svg write the timeline of the chosen or best sched
   CHECK(dash::sim::read_schedule_file(tmp / "best.json").schedule.strategy == best);
   std::string const svg = slurp(tmp.dir / "g.svg");
   CHECK(svg.find("</svg>") != std::string::npos);
-  CHECK(svg.find(fmt::format("makespan {} cycles", best_makespan)) != std::string::npos);
+  CHECK(svg.find(fmt::format("makespan {} model cycles", best_makespan)) != std::string::npos);
 }
 
 #if DASH_HAVE_CODEGEN

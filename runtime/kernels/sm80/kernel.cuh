@@ -30,6 +30,7 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
+#include "runtime/kernel_trace.cuh"
 #include "runtime/kernels/family.h"
 #include "runtime/mask.cuh"
 #include "runtime/registry.h"
@@ -212,6 +213,23 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   // with 128-row tiles at head_dim 64 on every strategy (docs/results/2026-11-29-h200-tile128.md).
   int* pending_ticket = nullptr;
   int pending_value = 0;
+  // Kernel traces (DASH_KERNEL_TRACE builds): thread 0 stamps the CTA's steps (n counts them over
+  // its items) and items. One set of warps computes and adds, so the writer's "taken" is the end of
+  // the compute.
+  [[maybe_unused]] int n = 0;
+  auto const stamp_step = [&](int e) {
+    if constexpr (kKernelTraces) {
+      if (tid == 0) trace::step(p.trace, n, e);
+    }
+  };
+  auto const stamp_item = [&](int k, int e) {
+    if constexpr (kKernelTraces) {
+      if (tid == 0) trace::item(p.trace, k, e);
+    }
+  };
+  if constexpr (kKernelTraces) {
+    if (tid == 0) trace::mark(p.trace, false);
+  }
   auto release_pending = [&] {
     if (pending_ticket != nullptr) {
       release_after_barrier(pending_ticket, pending_value);
@@ -221,6 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
   for (int k = 0;; ++k) {
     WorkItemRef const item = P::next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
     if (item.batch < 0) break;
+    stamp_item(k, kItemWait);
     int const b = item.batch;
     int const h = item.head;
     int const kvh = h / group;
@@ -257,6 +276,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
 
     warp::cp_async_wait_all();  // an item without steps leaves its K/V copies unwaited
     __syncthreads();            // the previous item's last dQ GEMM read sm.k
+    stamp_item(k, kItemStart);
     warp::load_tile_async<D, kTileN, kThreads>(sm.k, k_ptr, p.k.row_stride, min(kTileN, len_k - n0));
     warp::load_tile_async<D, kTileN, kThreads>(sm.v, v_ptr, p.v.row_stride, min(kTileN, len_k - n0));
     warp::cp_async_commit();
@@ -286,8 +306,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       int const rank = p.deterministic ? P::dq_rank(p.tables, item, t, i) : 0;
       Stage const& st = sm.stage[t & 1];
       std::uint32_t const stage_off = (t & 1) * kStageBytes;
+      stamp_step(kStepEntry);
       warp::cp_async_wait_all();
       __syncthreads();  // stage t % 2 landed; every warp is past step t - 1 (stage (t + 1) % 2, sm.pt, sm.ds, sm.dq free)
+      stamp_step(kStepLoaded);
       release_pending();
       if (t + 1 < item.num_steps) load_q_step(i_next, sm.stage[(t + 1) & 1]);
       int const i_after = t + 2 < item.num_steps ? P::q_tile_at(p.tables, item, t + 2) : 0;
@@ -480,7 +502,11 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         }
       }
       __syncwarp();
+      stamp_step(kStepStaging);
+      stamp_step(kStepStaged);
+      stamp_step(kStepTaken);
       if (p.deterministic) wait_turn<true>(p.dq_ticket + dq_tile, rank, dq_tile, p.watchdog, seen);
+      stamp_step(kStepAcquired);
       // The first contribution in rank order stores (the preprocess did not zero dq_accum then).
       bool const store = p.dq_first_stores != 0 && rank == 0;
 #pragma unroll
@@ -502,6 +528,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
         pending_ticket = p.dq_ticket + dq_tile;
         pending_value = rank + 1;
       }
+      stamp_step(kStepDone);
+      ++n;
       i_cur = i_next;
       i_next = i_after;
     }
@@ -561,6 +589,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_main_kernel(BwdParams const p
       }
       if (p.deterministic) release_turn(p.dkv_ticket + dkv_tile, rank + 1);
     }
+    stamp_item(k, kItemEnd);
+  }
+  if constexpr (kKernelTraces) {
+    if (tid == 0) trace::mark(p.trace, true);
   }
 }
 

@@ -28,6 +28,7 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/kernel_params.h"
+#include "runtime/kernel_trace.cuh"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/sm90/mbarrier.cuh"
 #include "runtime/kernels/sm90/stmatrix.cuh"
@@ -226,10 +227,12 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
     DqInfo const info = sm.dq_info[buf];
     if (info.tile < 0) break;
     bool const det = p.deterministic != 0;
+    if constexpr (kKernelTraces) trace::step(p.trace, n, kStepTaken);
     if (det) {
       ticket::spin_until(p.dq_ticket + info.tile, info.rank, info.tile, p.watchdog);
       fence_proxy_async_global();  // the add below (async proxy) after the acquire
     }
+    if constexpr (kKernelTraces) trace::step(p.trace, n, kStepAcquired);
     // One bulk operation for the whole tile. The first contribution in rank order stores (the
     // preprocess did not zero dq_accum then).
     float* dst = p.dq_accum + std::int64_t{info.tile} * C::kDqFloats;
@@ -249,8 +252,10 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
       bulk_wait_complete();
       ticket::st_release(p.dq_ticket + info.tile, info.rank + 1);
     }
+    if constexpr (kKernelTraces) trace::step(p.trace, n, kStepDone);
   }
   bulk_wait_complete();
+  if constexpr (kKernelTraces) trace::mark(p.trace, true);
 }
 
 // ---- MMA warpgroups -----------------------------------------------------------------------------
@@ -302,6 +307,17 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
   int const group = g.q_heads / g.kv_heads;
   bool const gqa = group > 1;
   bool const mma_leader = static_cast<int>(threadIdx.x) == 128;
+  // Kernel traces (DASH_KERNEL_TRACE builds): the leader stamps the warpgroups' steps and items.
+  auto const stamp_step = [&](int n, int e) {
+    if constexpr (kKernelTraces) {
+      if (mma_leader) trace::step(p.trace, n, e);
+    }
+  };
+  auto const stamp_item = [&](int k, int e) {
+    if constexpr (kKernelTraces) {
+      if (mma_leader) trace::item(p.trace, k, e);
+    }
+  };
 
   std::uint32_t const ds_s = smem_u32(sm.ds[0]);
   constexpr std::uint32_t kDsBytes = sizeof(sm.ds[0]);
@@ -319,9 +335,11 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     // S^T is done (wgmma groups complete in order), so that the next step's loads and S^T, dP^T
     // issue overlap that dK GEMM instead of waiting for it.
     int held = -1;
+    stamp_item(k, kItemWait);
     mbar_wait(smem_u32(&sm.kv_full), k & 1);
     ItemInfo const item = sm.item;
     if (item.batch < 0) break;
+    stamp_item(k, kItemStart);
     // The item's K and V: this warpgroup's rows (K-major) for S^T and dP^T, K as the dQ GEMM reads
     // it (MN-major).
     std::uint32_t const k_s = smem_u32(sm.k);
@@ -351,7 +369,9 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     };
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
+      stamp_step(step, kStepEntry);
       mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
+      stamp_step(step, kStepLoaded);
       StepInfo const si = sm.step[s];
       int const m0 = si.q_tile * TM;
       float const* lse_s = sm.lse[s] + si.stat_shift;
@@ -495,6 +515,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       wait<1>();
       fence_operand(dq);
       int const buf = step % C::kDqBuffers;
+      stamp_step(step, kStepStaging);
       mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
       // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
       // accumulator is 128 threads x 4 floats.
@@ -506,6 +527,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       }
       fence_proxy_async_shared();
       mbar_arrive(smem_u32(&sm.dq_full[buf]));
+      stamp_step(step, kStepStaged);
       if (kDeferRelease<D>) {
         held = s;
       } else {
@@ -614,6 +636,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         if (mma_leader) ticket::st_release(p.dkv_ticket + dkv_tile, item.dkv_rank + 1);
       }
     }
+    stamp_item(k, kItemEnd);
   }
   // No more items: tell the writer.
   int const buf = step % C::kDqBuffers;
@@ -658,6 +681,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
       mbar_init(smem_u32(&sm.dq_empty[b]), 1);
     }
     mbar_init_fence();
+  }
+  if constexpr (kKernelTraces) {
+    if (tid == 0) trace::mark(p.trace, false);
   }
   __syncthreads();
   int const wg = tid / 128;

@@ -1,0 +1,279 @@
+#include "dagsim/model/calibrate.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/core/error.h"
+#include "dagsim/core/json_input.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/core/tile_index.h"
+#include "dagsim/model/validate.h"
+
+namespace dash::sim {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kMaxDepth = 6;
+constexpr int kMaxSms = 4096;  // as machine_with_sms
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 31;
+
+std::int64_t int_of(json const& v, char const* what) {
+  if (!v.is_number_integer()) user_error("trace: {} is not an integer", what);
+  std::int64_t const x = v.get<std::int64_t>();
+  if (x < 0 || x > (std::int64_t{1} << 50)) user_error("trace: {} {} is out of range", what, x);
+  return x;
+}
+
+json const& field(json const& object, char const* key, char const* where) {
+  if (!object.is_object()) user_error("trace: {} is not an object", where);
+  auto const it = object.find(key);
+  if (it == object.end()) user_error("trace: {} has no \"{}\"", where, key);
+  return *it;
+}
+
+std::string string_of(json const& v, char const* what) {
+  if (!v.is_string()) user_error("trace: {} is not a string", what);
+  return v.get<std::string>();
+}
+
+/// "C b0 h3 i5 j2" / "R b0 h3 i5 j2": the kind and (b, h, i, j); false for any other name.
+bool parse_step_name(std::string const& name, NodeKind& kind, int& b, int& h, int& i, int& j) {
+  char letter = 0;
+  char tail = 0;
+  if (std::sscanf(name.c_str(), "%c b%d h%d i%d j%d%c", &letter, &b, &h, &i, &j, &tail) != 5)
+    return false;
+  if (letter != 'C' && letter != 'R') return false;
+  kind = letter == 'C' ? NodeKind::kCompute : NodeKind::kReduce;
+  return true;
+}
+
+struct Percentiles {
+  double p10, p50, p90;
+};
+Percentiles percentiles(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    std::size_t const k = std::min(
+        v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
+    return v[k];
+  };
+  // The median of an even count: the mean of the two middle samples.
+  double const median =
+      v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return {at(0.1), median, at(0.9)};
+}
+
+RateFit fit_of(std::vector<double> const& samples) {
+  RateFit f;
+  f.samples = static_cast<std::int64_t>(samples.size());
+  if (samples.empty()) return f;
+  Percentiles const p = percentiles(samples);
+  f.value = p.p50;
+  f.spread = p.p50 > 0 ? (p.p90 - p.p10) / p.p50 : 0.0;
+  return f;
+}
+
+}  // namespace
+
+TraceRecord trace_from_json(std::string const& text) {
+  json const root = parse_user_json(text, kMaxDepth);
+  json const& other = field(root, "otherData", "the document");
+  TraceRecord t;
+  for (char const* key : {"problem", "family", "sms"}) {
+    if (!other.is_object() || !other.contains(key)) {
+      user_error(
+          "trace: otherData has no \"{}\" (a trace of dash simulate --trace or dash bench --trace "
+          "is needed)",
+          key);
+    }
+  }
+  t.problem = problem_from_json(other["problem"], "trace.otherData.problem");
+  t.family = string_of(other["family"], "otherData.family");
+  std::int64_t const sms = int_of(other["sms"], "otherData.sms");
+  if (sms < 1 || sms > kMaxSms)
+    user_error("trace: otherData.sms {} is outside 1..{}", sms, kMaxSms);
+  t.sms = static_cast<int>(sms);
+  t.timeline.makespan =
+      int_of(field(other, "makespan_cycles", "otherData"), "otherData.makespan_cycles");
+  std::string unit = string_of(field(other, "time_unit", "otherData"), "otherData.time_unit");
+  if (auto const at = unit.rfind(" shown as microseconds"); at != std::string::npos) unit.erase(at);
+  t.timeline.time_unit = unit;
+  json const& events = field(root, "traceEvents", "the document");
+  if (!events.is_array()) user_error("trace: traceEvents is not an array");
+
+  std::unordered_map<std::int64_t, int> cta_of_tid;
+  std::unordered_map<std::string, std::int64_t> wait_start;  // slice name -> start of its wait
+  for (json const& e : events) {
+    std::string const ph = string_of(field(e, "ph", "an event"), "an event's ph");
+    if (ph == "M" && string_of(field(e, "name", "an event"), "an event's name") == "thread_name") {
+      std::string const label = string_of(
+          field(field(e, "args", "a thread_name event"), "name", "its args"), "a thread name");
+      int cta = -1;
+      int sm = -1;
+      if (std::sscanf(label.c_str(), "CTA %d (SM %d)", &cta, &sm) != 2 || cta < 0 ||
+          cta >= kMaxSms * 64 || sm < 0) {
+        user_error("trace: thread name '{}' is not \"CTA n (SM m)\"", label.substr(0, 64));
+      }
+      cta_of_tid[int_of(field(e, "tid", "a thread_name event"), "a tid")] = cta;
+      if (label.find("dQ writer") == std::string::npos) {
+        if (static_cast<std::size_t>(cta) >= t.timeline.cta_sms.size()) {
+          t.timeline.cta_sms.resize(static_cast<std::size_t>(cta) + 1, -1);
+        }
+        t.timeline.cta_sms[static_cast<std::size_t>(cta)] = sm;
+      }
+    } else if (ph == "X" && string_of(field(e, "name", "an event"), "an event's name") == "wait") {
+      std::string const what =
+          string_of(field(field(e, "args", "a wait"), "for", "a wait's args"), "a wait's for");
+      wait_start[what] = int_of(field(e, "ts", "a wait"), "a wait's ts");
+    }
+  }
+  if (std::find(t.timeline.cta_sms.begin(), t.timeline.cta_sms.end(), -1) !=
+      t.timeline.cta_sms.end()) {
+    user_error("trace: the CTAs are not numbered 0..n-1");
+  }
+  for (json const& e : events) {
+    if (string_of(e["ph"], "ph") != "X") continue;
+    std::string const name = string_of(e["name"], "name");
+    Slice s;
+    if (!parse_step_name(name, s.kind, s.batch, s.head, s.q_tile, s.kv_tile))
+      continue;  // waits, K slices
+    if (s.batch < 0 || s.batch >= t.problem.batch || s.head < 0 || s.head >= t.problem.q_heads ||
+        s.q_tile < 0 || s.q_tile >= t.problem.q_tiles(s.batch) || s.kv_tile < 0 ||
+        s.kv_tile >= t.problem.kv_tiles(s.batch) ||
+        !t.problem.is_visible(s.batch, s.q_tile, s.kv_tile)) {
+      user_error("trace: slice '{}' is not a step of the problem", name);
+    }
+    auto const tid = cta_of_tid.find(int_of(field(e, "tid", "a slice"), "a slice's tid"));
+    if (tid == cta_of_tid.end()) user_error("trace: slice '{}' is on an unnamed track", name);
+    s.cta = tid->second;
+    if (static_cast<std::size_t>(s.cta) >= t.timeline.cta_sms.size())
+      user_error("trace: slice '{}': no such CTA", name);
+    s.sm = t.timeline.cta_sms[static_cast<std::size_t>(s.cta)];
+    s.start = int_of(field(e, "ts", "a slice"), "a slice's ts");
+    s.finish = s.start + int_of(field(e, "dur", "a slice"), "a slice's dur");
+    auto const w = wait_start.find(name);
+    s.ready = w == wait_start.end() ? s.start : std::min(w->second, s.start);
+    t.timeline.slices.push_back(s);
+  }
+  return t;
+}
+
+TraceRecord read_trace_file(std::string const& path) {
+  std::string const text = read_user_file(path, "trace", kMaxFileBytes);
+  try {
+    return trace_from_json(text);
+  } catch (UserError const& e) {
+    throw UserError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+std::optional<Schedule> schedule_from_trace(TraceRecord const& trace) {
+  Problem const& p = trace.problem;
+  if (p.is_gqa()) return std::nullopt;
+  Schedule s;
+  s.strategy = "trace";
+  s.launch = LaunchModel::kPersistent;
+  s.ctas.resize(trace.timeline.cta_sms.size());
+  std::vector<Slice const*> compute;
+  std::vector<Slice const*> reduce;
+  for (Slice const& sl : trace.timeline.slices)
+    (sl.kind == NodeKind::kCompute ? compute : reduce).push_back(&sl);
+  auto by_start = [](Slice const* a, Slice const* b) {
+    return std::tie(a->start, a->finish, a->cta) < std::tie(b->start, b->finish, b->cta);
+  };
+  std::stable_sort(compute.begin(), compute.end(), by_start);
+  std::stable_sort(reduce.begin(), reduce.end(), by_start);
+  for (Slice const* c : compute) {
+    auto& items = s.ctas[static_cast<std::size_t>(c->cta)].items;
+    if (items.empty() || items.back().batch != c->batch || items.back().head != c->head ||
+        items.back().kv_tile != c->kv_tile) {
+      items.push_back(WorkItem{c->batch, c->head, c->kv_tile, {}});
+    }
+    items.back().q_order.push_back(c->q_tile);
+  }
+  TileIndex const index(p);
+  s.dq_order.resize(static_cast<std::size_t>(index.num_dq_tiles()));
+  for (Slice const* r : reduce) {
+    s.dq_order[static_cast<std::size_t>(index.dq_id(r->batch, r->head, r->q_tile))].push_back(
+        r->kv_tile);
+  }
+  try {
+    validate(p, machine_with_sms(std::max(trace.sms, static_cast<int>(s.ctas.size()))), s);
+  } catch (UserError const&) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
+                                      std::vector<FamilyRates> const& base) {
+  std::map<std::string, std::array<std::vector<double>, 3>>
+      samples;  // family -> flops, bytes, latency
+  for (TraceRecord const& t : traces) {
+    Problem const& p = t.problem;
+    auto& [flops, bytes, latency] = samples[t.family];
+    double const step_flops = 10.0 * p.tile_m * p.tile_n * p.head_dim;
+    double const tile_bytes = 4.0 * p.tile_m * p.head_dim;
+    std::map<std::tuple<int, int, int>, std::vector<Slice const*>> by_tile;
+    for (Slice const& s : t.timeline.slices) {
+      Cycles const d = s.finish - s.start;
+      if (s.kind == NodeKind::kCompute) {
+        bool const full =
+            p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= std::int64_t{p.tile_m} * p.tile_n;
+        if (full && d > 0) flops.push_back(step_flops / static_cast<double>(d));
+      } else {
+        if (d > 0) bytes.push_back(tile_bytes / static_cast<double>(d));
+        by_tile[{s.batch, s.head, s.q_tile}].push_back(&s);
+      }
+    }
+    // Hand-offs: consecutive contributions to one dQ tile where the later one was already waiting.
+    for (auto& [tile, list] : by_tile) {
+      std::sort(list.begin(), list.end(),
+                [](Slice const* a, Slice const* b) { return a->start < b->start; });
+      for (std::size_t k = 1; k < list.size(); ++k) {
+        if (list[k]->ready < list[k - 1]->finish) {
+          latency.push_back(static_cast<double>(list[k]->start - list[k - 1]->finish));
+        }
+      }
+    }
+  }
+  std::vector<CalibrationFit> out;
+  for (auto const& [family, s] : samples) {
+    auto const b = std::find_if(base.begin(), base.end(),
+                                [&](FamilyRates const& f) { return f.family == family; });
+    KernelRates const start = b == base.end() ? KernelRates{} : b->rates;
+    CalibrationFit fit;
+    fit.family = family;
+    fit.flops_per_cycle = fit_of(s[0]);
+    fit.bytes_per_cycle = fit_of(s[1]);
+    fit.latency = fit_of(s[2]);
+    if (fit.flops_per_cycle.samples == 0) {
+      user_error("calibrate: the traces of family {} have no full step to fit the compute rate to",
+                 family);
+    }
+    fit.rates = start;
+    fit.rates.flops_per_cycle =
+        std::max(1, static_cast<int>(std::lround(fit.flops_per_cycle.value)));
+    if (fit.bytes_per_cycle.samples > 0) {
+      fit.rates.reduce_bytes_per_cycle =
+          std::max(1, static_cast<int>(std::lround(fit.bytes_per_cycle.value)));
+    }
+    if (fit.latency.samples > 0)
+      fit.rates.latency = std::max<Cycles>(0, std::llround(fit.latency.value));
+    out.push_back(fit);
+  }
+  return out;
+}
+
+}  // namespace dash::sim

@@ -1,0 +1,202 @@
+// Machine profiles (dagsim/model/profile.h): the built-in one is profiles/h200.json and has every
+// kernel family; a profile round-trips through JSON; a defective file is one clear error;
+// `--profile` sets the default model's rates in the CLI.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/core/error.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/profile.h"
+#include "runtime/kernels/family.h"
+#include "runtime/kernels/family_model.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dash::sim::profile_from_json;
+
+std::string slurp(fs::path const& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    static int counter = 0;
+    dir = fs::temp_directory_path() / fmt::format("dash_profile_{}_{}", ::getpid(), counter++);
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  [[nodiscard]] std::string write(std::string const& name, std::string const& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  }
+};
+
+struct Output {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+Output run_dash(std::string const& args) {
+  Scratch const io;
+  std::string const command = fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args,
+                                          (io.dir / "out").string(), (io.dir / "err").string());
+  int const status = std::system(command.c_str());
+  Output o;
+  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = slurp(io.dir / "out");
+  o.err = slurp(io.dir / "err");
+  return o;
+}
+
+std::string const kSource = slurp(fs::path(DASH_SOURCE_DIR) / "profiles" / "h200.json");
+
+/// The built-in profile's JSON with one edit: `edit` applied to the parsed document.
+template <typename Edit>
+std::string edited(Edit edit) {
+  nlohmann::json j = nlohmann::json::parse(kSource);
+  edit(j);
+  return j.dump(2);
+}
+
+}  // namespace
+
+TEST_CASE("profile: the built-in one is profiles/h200.json and has every kernel family") {
+  REQUIRE(!kSource.empty());
+  dash::sim::MachineProfile const& p = dash::sim::builtin_profile();
+  CHECK(p == profile_from_json(kSource, dash::rt::kFamilyNames));
+  CHECK(p.gpu == "h200");
+  CHECK(p.sms == dash::sim::machine_preset("h200").sms);
+  for (auto f : dash::rt::kAllFamilies) {
+    INFO(dash::rt::family_name(f));
+    REQUIRE(p.rates_for(dash::rt::family_name(f)) != nullptr);
+    CHECK(*p.rates_for(dash::rt::family_name(f)) == dash::rt::family_model_rates(f));
+  }
+  // The file's rates are what the default model uses.
+  dash::sim::Problem problem;
+  auto const* sm90 = p.rates_for("sm90");
+  REQUIRE(sm90 != nullptr);
+  CHECK(dash::rt::family_default_model(problem, dash::rt::KernelFamily::kSm90) ==
+        dash::sim::default_model(problem, *sm90));
+}
+
+TEST_CASE("profile: JSON round trip") {
+  dash::sim::MachineProfile p;
+  p.gpu = "test \"gpu\"";
+  p.sms = 78;
+  p.clock_mhz = 1755;
+  p.source = "made up for a test";
+  p.families.push_back({"sm80", dash::sim::KernelRates{1, 1, 1'000'000'000, 0}, ""});
+  p.families.push_back({"sm90", dash::sim::KernelRates{1999, 17, 0, 3}, "x"});
+  std::string const text = dash::sim::to_json(p);
+  CHECK(profile_from_json(text, dash::rt::kFamilyNames) == p);
+  CHECK(dash::sim::to_json(profile_from_json(text, {})) == text);
+  CHECK(text.back() == '\n');
+  // Written in name order whatever the order in memory.
+  dash::sim::MachineProfile q = p;
+  std::swap(q.families[0], q.families[1]);
+  CHECK(dash::sim::to_json(q) == text);
+}
+
+TEST_CASE("profile: a defective file is one clear error") {
+  auto refused = [](std::string const& text, std::string const& what) {
+    INFO(text);
+    CHECK_THROWS_WITH(profile_from_json(text, dash::rt::kFamilyNames), Catch::Contains(what));
+  };
+  refused("[]", "expected a JSON object");
+  refused("{", "malformed JSON");
+  refused(edited([](auto& j) { j["extra"] = 1; }), "profile: unknown key \"extra\"");
+  refused(edited([](auto& j) { j.erase("sms"); }), "profile: missing \"sms\"");
+  refused(edited([](auto& j) { j["sms"] = "132"; }), "profile.sms: expected an integer");
+  refused(edited([](auto& j) { j["sms"] = 0; }), "profile.sms: 0 is outside 1..4096");
+  refused(edited([](auto& j) { j["sms"] = 18446744073709551615ULL; }), "is outside 1..4096");
+  refused(edited([](auto& j) { j["version"] = 2; }), "this dash reads version 1");
+  refused(edited([](auto& j) { j["format"] = "dash-schedule"; }), "profile.format: expected");
+  refused(edited([](auto& j) { j["families"] = nlohmann::json::object(); }), "at least one family");
+  refused(edited([](auto& j) { j["families"]["sm91"] = j["families"]["sm90"]; }),
+          "profile.families.\"sm91\": unknown kernel family (expected sm80, sm90)");
+  refused(edited([](auto& j) { j["families"]["SM90"] = j["families"]["sm90"]; }),
+          "lower-case letters and digits");
+  refused(edited([](auto& j) { j["families"]["sm90"]["flops_per_cycle"] = 0; }),
+          "profile.families.\"sm90\".flops_per_cycle: 0 is outside 1..1000000");
+  refused(edited([](auto& j) { j["families"]["sm90"]["dq_buffer"] = 65; }),
+          "dq_buffer: 65 is outside 0..64");
+  refused(edited([](auto& j) { j["families"]["sm90"]["latency"] = -1; }), "latency: -1 is outside");
+  refused(edited([](auto& j) { j["families"]["sm90"]["latency"] = 1.5; }),
+          "latency: expected an integer");
+  refused(edited([](auto& j) { j["families"]["sm90"]["speed"] = 1; }), "unknown key \"speed\"");
+  refused(edited([](auto& j) { j["families"]["sm90"].erase("source"); }), "missing \"source\"");
+  refused(edited([](auto& j) { j["gpu"] = std::string(100, 'x'); }), "longer than 64");
+  // A repeated key would silently win in plain JSON parsers.
+  std::string dup = kSource;
+  dup.insert(dup.find("\"sms\""), "\"sms\": 7,\n  ");
+  refused(dup, "duplicate key \"sms\"");
+  refused(std::string(20, '[') + std::string(20, ']'), "nested deeper");
+}
+
+TEST_CASE("profile: --profile sets the default model's rates of the family in use") {
+  Scratch const s;
+  // Half the sm90 FLOP rate: c doubles (the default family is sm90).
+  std::string const slow =
+      s.write("slow.json", edited([](auto& j) {
+                j["families"]["sm90"]["flops_per_cycle"] =
+                    j["families"]["sm90"]["flops_per_cycle"].template get<int>() / 2;
+              }));
+  std::string const args =
+      "simulate --sms 16 --heads 4 --seqlen 2048 --mask causal --strategy fa3 --json";
+  Output const base = run_dash(args);
+  Output const halved = run_dash(args + " --profile '" + slow + "'");
+  REQUIRE(base.rc == 0);
+  REQUIRE(halved.rc == 0);
+  auto const c0 = nlohmann::json::parse(base.out)["model"]["c"].get<std::int64_t>();
+  auto const c1 = nlohmann::json::parse(halved.out)["model"]["c"].get<std::int64_t>();
+  CHECK(c1 >= 2 * c0 - 1);
+  CHECK(c1 <= 2 * c0 + 2);
+  // The built-in file given explicitly changes nothing.
+  Output const same = run_dash(args + " --profile '" +
+                               (fs::path(DASH_SOURCE_DIR) / "profiles/h200.json").string() + "'");
+  CHECK(same.out == base.out);
+
+  auto one_error = [](Output const& o, std::string const& what) {
+    INFO("stderr: " << o.err);
+    CHECK(o.rc == 2);
+    CHECK(o.out.empty());
+    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+    CHECK(o.err.find(what) != std::string::npos);
+  };
+  std::string const no_sm90 =
+      s.write("no_sm90.json", edited([](auto& j) { j["families"].erase("sm90"); }));
+  one_error(run_dash(args + " --profile '" + no_sm90 + "'"), "has no rates for kernel family sm90");
+  one_error(run_dash(args + " --profile /nonexistent/p.json"),
+            "cannot read profile '/nonexistent/p.json': no such file");
+  std::string const bad = s.write("bad.json", "{\"format\": 1}");
+  one_error(run_dash(args + " --profile '" + bad + "'"),
+            "bad.json: profile.format: expected a string");
+  // Every subcommand with a cost model takes it.
+  for (char const* sub : {"compare", "bounds", "search --budget 1"}) {
+    INFO(sub);
+    one_error(
+        run_dash(fmt::format("{} --sms 16 --heads 4 --seqlen 2048 --profile '{}'", sub, no_sm90)),
+        "has no rates for kernel family sm90");
+  }
+}
