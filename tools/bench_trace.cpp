@@ -108,7 +108,12 @@ sim::Timeline measured_timeline(KernelTrace const& trace, sim::Schedule const& s
     CtaTrace const& cta = trace.ctas[c];
     t.cta_sms.push_back(cta.sm);
     std::size_t n = 0;
+    // Where the CTA's previous step handed its partial over (at first: where the CTA asked for its
+    // first item): a work item's first compute slice starts there, as the model's does, so that
+    // the item's cost beyond its steps (CostModel::item) is in it.
+    std::int64_t previous = cta.items.empty() ? 0 : cta.items.front().at[rt::kItemWait];
     for (auto const& item : schedule.ctas[c].items) {
+      bool first = true;
       for (int i : item.q_order) {
         TraceStep const& s = cta.steps[n++];
         sim::Slice compute;
@@ -119,9 +124,11 @@ sim::Timeline measured_timeline(KernelTrace const& trace, sim::Schedule const& s
         compute.head = item.head;
         compute.q_tile = i;
         compute.kv_tile = item.kv_tile;
-        compute.ready = cycles(s.at[rt::kStepEntry]);
-        compute.start = cycles(s.at[rt::kStepLoaded]);
+        compute.ready = cycles(first ? previous : s.at[rt::kStepEntry]);
+        compute.start = cycles(first ? previous : s.at[rt::kStepLoaded]);
         compute.finish = cycles(s.at[rt::kStepStaged]);
+        previous = s.at[rt::kStepStaged];
+        first = false;
         sim::Slice reduce = compute;
         reduce.kind = sim::NodeKind::kReduce;
         reduce.ready = cycles(s.at[rt::kStepTaken]);

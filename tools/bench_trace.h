@@ -38,8 +38,10 @@ KernelTrace decode_trace(rt::RawTrace const& raw, sim::Schedule const& schedule)
 
 /// The trace as the simulator draws a schedule: per step a compute slice "C b h i j" (ready when
 /// the warpgroups asked for the step's loads, from when they had them until the partial dQ was
-/// handed to the writer) and a reduce slice "R b h i j" (ready when the writer took it, from when
-/// the ticket was acquired until the add completed), in SM cycles at `cycles_per_ns`.
+/// handed to the writer; a work item's first one from where the CTA's previous step handed its
+/// partial over, or the CTA asked for its first item, as the model charges CostModel::item
+/// there) and a reduce slice "R b h i j" (ready when the writer took it, from when the ticket was
+/// acquired until the add completed), in SM cycles at `cycles_per_ns`.
 sim::Timeline measured_timeline(KernelTrace const& trace, sim::Schedule const& schedule,
                                 double cycles_per_ns);
 

@@ -72,10 +72,10 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
   std::vector<sim::CalibrationFit> const fits = sim::calibrate(traces, profile.families);
   for (auto const& fit : fits) {
     std::string const source = fmt::format(
-        "dash calibrate {}: {} trace(s); medians of {} full-step compute, {} dQ reduce and {} "
-        "hand-off samples",
+        "dash calibrate {}: {} trace(s); medians of {} full-step compute, {} dQ reduce, {} "
+        "hand-off and {} work-item samples",
         today(), o.traces.size(), fit.flops_per_cycle.samples, fit.bytes_per_cycle.samples,
-        fit.latency.samples);
+        fit.latency.samples, fit.item.samples);
     auto it = std::find_if(profile.families.begin(), profile.families.end(),
                            [&](sim::FamilyRates const& f) { return f.family == fit.family; });
     if (it == profile.families.end()) {
@@ -115,10 +115,12 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
                                {"reduce_bytes_per_cycle", f.rates.reduce_bytes_per_cycle},
                                {"latency", f.rates.latency},
                                {"dq_buffer", f.rates.dq_buffer},
+                               {"item_cycles", f.rates.item_cycles},
                                {"fit",
                                 {{"flops_per_cycle", rate(f.flops_per_cycle)},
                                  {"reduce_bytes_per_cycle", rate(f.bytes_per_cycle)},
-                                 {"latency", rate(f.latency)}}}});
+                                 {"latency", rate(f.latency)},
+                                 {"item_cycles", rate(f.item)}}}});
     }
     j["traces"] = nlohmann::json::array();
     for (auto const& c : checks) {
@@ -138,6 +140,7 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
     line("flops_per_cycle", f.rates.flops_per_cycle, f.flops_per_cycle);
     line("reduce_bytes_per_cycle", f.rates.reduce_bytes_per_cycle, f.bytes_per_cycle);
     line("latency", static_cast<long long>(f.rates.latency), f.latency);
+    line("item_cycles", static_cast<long long>(f.rates.item_cycles), f.item);
   }
   std::puts("");
   for (auto const& c : checks) {

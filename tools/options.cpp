@@ -95,6 +95,7 @@ sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& probl
   if (o.has("r")) cost.reduce = checked("r", o.r, 0);
   if (o.has("latency")) cost.latency = checked("latency", o.latency, 0);
   if (o.has("r-kv")) cost.reduce_kv = checked("r-kv", o.r_kv, 0);
+  if (o.has("item")) cost.item = checked("item", o.item, 0);
   if (o.has("dq-buffer")) {
     if (o.dq_buffer < 0 || o.dq_buffer > 64) {
       user_error("--dq-buffer must be in 0..64, got {}", o.dq_buffer);
@@ -145,6 +146,8 @@ void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
   sub.add_option("--latency", o.latency, "cycles of a ticket hand-off (overrides the model)");
   sub.add_option("--r-kv", o.r_kv, "GQA: cycles of one dK/dV reduce-add of a KV tile (overrides the model)");
   sub.add_option("--dq-buffer", o.dq_buffer, "dQ buffer depth, 0 = paper model (overrides)");
+  sub.add_option("--item", o.item,
+                 "cycles added to each work item's first step (overrides the model)");
   sub.add_option(
       "--profile", o.profile,
       "machine profile JSON (docs/model.md): the rates of the default model (default: the "

@@ -52,6 +52,7 @@ struct CommonOptions {
   sim::Cycles r = 0;
   sim::Cycles latency = 0;
   sim::Cycles r_kv = 0;
+  sim::Cycles item = 0;
   int dq_buffer = 0;
   // Output.
   bool json = false;

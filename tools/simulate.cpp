@@ -101,6 +101,7 @@ void run_simulate(SimulateOptions const& opts) {
           {"latency", resolved.cost.latency},
           {"r_kv", resolved.cost.reduce_kv},
           {"dq_buffer", resolved.cost.dq_buffer},
+          {"item", resolved.cost.item},
           {"proportional", resolved.cost.proportional}}},
         {"steps", result.steps},
         {"ctas", result.ctas.size()},

@@ -28,7 +28,8 @@ namespace dash::sim {
 Bounds compute_bounds(Problem const& problem, Machine const& machine, CostModel const& cost) {
   validate_problem(problem);
   if (machine.sms < 1) user_error("machine '{}' has {} SMs; it needs at least one", machine.name, machine.sms);
-  if (cost.compute < 0 || cost.reduce < 0 || cost.latency < 0 || cost.reduce_kv < 0 || cost.dq_buffer < 0) {
+  if (cost.compute < 0 || cost.reduce < 0 || cost.latency < 0 || cost.reduce_kv < 0 ||
+      cost.dq_buffer < 0 || cost.item < 0) {
     user_error("costs and the dQ buffer depth must be non-negative");
   }
   bool const on_sm = cost.dq_buffer == 0;
@@ -59,8 +60,10 @@ Bounds compute_bounds(Problem const& problem, Machine const& machine, CostModel 
       }
     }
     for (int j = 0; j < kv_tiles; ++j) {
-      Cycles const compute = column_compute[static_cast<std::size_t>(j)];
       std::int64_t const steps = column_steps[static_cast<std::size_t>(j)];
+      // The item's first step carries the per-item cost o (an item without steps has none).
+      Cycles const compute =
+          column_compute[static_cast<std::size_t>(j)] + (steps > 0 ? cost.item : 0);
       Cycles const item = compute + (on_sm ? steps * r + (gqa ? cost.reduce_kv : 0) : 0);
       largest_item = std::max(largest_item, item);
       total += item * problem.q_heads;

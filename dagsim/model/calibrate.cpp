@@ -218,23 +218,52 @@ std::optional<Schedule> schedule_from_trace(TraceRecord const& trace) {
 
 std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
                                       std::vector<FamilyRates> const& base) {
-  std::map<std::string, std::array<std::vector<double>, 3>>
-      samples;  // family -> flops, bytes, latency
+  // family -> samples of flops per cycle, bytes per cycle, latency, per-item cost
+  std::map<std::string, std::array<std::vector<double>, 4>> samples;
   for (TraceRecord const& t : traces) {
     Problem const& p = t.problem;
-    auto& [flops, bytes, latency] = samples[t.family];
+    auto& [flops, bytes, latency, item] = samples[t.family];
     double const step_flops = 10.0 * p.tile_m * p.tile_n * p.head_dim;
     double const tile_bytes = 4.0 * p.tile_m * p.head_dim;
+    std::int64_t const whole = std::int64_t{p.tile_m} * p.tile_n;
     std::map<std::tuple<int, int, int>, std::vector<Slice const*>> by_tile;
+    // Each CTA's compute slices in order: a work item's first step is where (b, h, j) changes.
+    std::vector<std::vector<Slice const*>> per_cta(t.timeline.cta_sms.size());
     for (Slice const& s : t.timeline.slices) {
-      Cycles const d = s.finish - s.start;
       if (s.kind == NodeKind::kCompute) {
-        bool const full =
-            p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= std::int64_t{p.tile_m} * p.tile_n;
-        if (full && d > 0) flops.push_back(step_flops / static_cast<double>(d));
+        per_cta[static_cast<std::size_t>(s.cta)].push_back(&s);
       } else {
+        Cycles const d = s.finish - s.start;
         if (d > 0) bytes.push_back(tile_bytes / static_cast<double>(d));
         by_tile[{s.batch, s.head, s.q_tile}].push_back(&s);
+      }
+    }
+    std::vector<Slice const*> firsts;
+    std::vector<double> full_durations;
+    for (auto& list : per_cta) {
+      std::sort(list.begin(), list.end(),
+                [](Slice const* a, Slice const* b) { return a->start < b->start; });
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        Slice const& s = *list[k];
+        bool const first = k == 0 || list[k - 1]->batch != s.batch || list[k - 1]->head != s.head ||
+                           list[k - 1]->kv_tile != s.kv_tile;
+        Cycles const d = s.finish - s.start;
+        if (first) {
+          firsts.push_back(&s);
+        } else if (p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= whole && d > 0) {
+          flops.push_back(step_flops / static_cast<double>(d));
+          full_durations.push_back(static_cast<double>(d));
+        }
+      }
+    }
+    // o: a first step's slice less what the step costs at this trace's full-step cost.
+    if (!full_durations.empty()) {
+      CostModel steps;
+      steps.compute = std::llround(percentiles(full_durations).p50);
+      steps.proportional = true;
+      for (Slice const* s : firsts) {
+        Cycles const cost = steps.step_cost(p, s->batch, s->q_tile, s->kv_tile);
+        item.push_back(static_cast<double>(s->finish - s->start - cost));
       }
     }
     // Hand-offs: consecutive contributions to one dQ tile where the later one was already waiting.
@@ -258,6 +287,7 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
     fit.flops_per_cycle = fit_of(s[0]);
     fit.bytes_per_cycle = fit_of(s[1]);
     fit.latency = fit_of(s[2]);
+    fit.item = fit_of(s[3]);
     if (fit.flops_per_cycle.samples == 0) {
       user_error("calibrate: the traces of family {} have no full step to fit the compute rate to",
                  family);
@@ -271,6 +301,8 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
     }
     if (fit.latency.samples > 0)
       fit.rates.latency = std::max<Cycles>(0, std::llround(fit.latency.value));
+    if (fit.item.samples > 0)
+      fit.rates.item_cycles = std::max<Cycles>(0, std::llround(fit.item.value));
     out.push_back(fit);
   }
   return out;

@@ -2,7 +2,10 @@
 // Calibration: the cost model's rates fitted to traces (docs/model.md, "Calibration"). A trace is
 // what `dash bench --trace` (measured on the GPU) or `dash simulate --trace` writes: Chrome trace
 // JSON whose otherData names the problem, the kernel family and the SM count. From its slices:
-//   - c: a full step's compute slice (its loads in hand to its partial dQ handed over);
+//   - c: a full step's compute slice (its loads in hand to its partial dQ handed over), first
+//     steps of work items left out;
+//   - o: a work item's first compute slice less the step's cost under that c (the K/V load, the
+//     pipeline's refill and the previous item's epilogue are in that slice);
 //   - r: a dQ reduce slice (the add, its completion and the release);
 //   - L: the hand-off from one rank's release to the next rank's start, where the next one was
 //     already waiting for it.
@@ -50,9 +53,10 @@ struct RateFit {
 struct CalibrationFit {
   std::string family;
   KernelRates rates;        ///< fitted (dq_buffer: the base's, a property of the kernel)
-  RateFit flops_per_cycle;  ///< from full compute slices: 10 tile_m tile_n d / duration
+  RateFit flops_per_cycle;  ///< from full compute slices (not first): 10 tile_m tile_n d / duration
   RateFit bytes_per_cycle;  ///< from reduce slices: 4 tile_m d / duration
   RateFit latency;          ///< hand-off samples, cycles
+  RateFit item;             ///< per-item samples, cycles
 };
 
 /// Fits the rates of every family named by `traces` (base: the rates a family keeps where its

@@ -35,6 +35,7 @@ CostModel default_model(Problem const& problem, KernelRates const& rates) {
   model.reduce = (tm * d * 4 + bytes - 1) / bytes;
   model.latency = rates.latency;
   model.dq_buffer = rates.dq_buffer;
+  model.item = rates.item_cycles;
   model.proportional = true;
   model.reduce_kv = (2 * tn * d * 4 + bytes - 1) / bytes;
   model.dsmem = (tm * d * 4 + 63) / 64;

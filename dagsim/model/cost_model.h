@@ -16,12 +16,21 @@ struct CostModel {
   /// (rounded up, at least 1); full c when false.
   bool proportional = true;
   Cycles reduce_kv = 2000;  ///< GQA: one ordered reduce-add of a dK+dV partial of a KV tile
+  /// o: added to the first step of each work item (what a new item costs a CTA beyond its steps:
+  /// its K/V load, refilling the pipeline, the previous item's dK/dV epilogue where the kernel
+  /// does not overlap them)
+  Cycles item = 0;
   Cycles dsmem = 400;       ///< 2-CTA mode: per-step DSMEM exchange between the pair
 
   friend bool operator==(CostModel const&, CostModel const&) = default;
 
-  /// Cost of step (i, j) of batch b under this model.
+  /// Cost of step (i, j) of batch b under this model (without `item`).
   [[nodiscard]] Cycles step_cost(Problem const& problem, int b, int i, int j) const;
+  /// The same for the `t`-th step of a work item's walk: the first one carries `item`.
+  [[nodiscard]] Cycles walk_step_cost(Problem const& problem, int b, int i, int j,
+                                      std::size_t t) const {
+    return step_cost(problem, b, i, j) + (t == 0 ? item : 0);
+  }
 };
 
 /// Per-SM rates of a kernel's backward that default_model() derives its costs from. The defaults
@@ -32,6 +41,7 @@ struct KernelRates {
   int reduce_bytes_per_cycle = 32;  ///< of one ordered dQ (or dK/dV) reduce-add
   Cycles latency = 1000;            ///< L: one ticket hand-off
   int dq_buffer = 1;                ///< k
+  Cycles item_cycles = 0;           ///< o: per work item (CostModel::item)
 
   friend bool operator==(KernelRates const&, KernelRates const&) = default;
 };

@@ -98,8 +98,9 @@ Dag build_dag(Problem const& problem, CostModel const& cost, Schedule const& sch
     int v = cta_base[c];
     for (auto const& item : schedule.ctas[c].items) {
       // A step's cost depends on (b, i, j) only; the walk of one item shares b and j.
-      for (int const i : item.q_order) {
-        Cycles const weight = cost.step_cost(problem, item.batch, i, item.kv_tile);
+      for (std::size_t t = 0; t < item.q_order.size(); ++t) {
+        int const i = item.q_order[t];
+        Cycles const weight = cost.walk_step_cost(problem, item.batch, i, item.kv_tile, t);
         dag.nodes.push_back(Node{NodeKind::kCompute, c, item.batch, item.head, i, item.kv_tile, weight});
         dag.nodes.push_back(Node{NodeKind::kReduce, c, item.batch, item.head, i, item.kv_tile, cost.reduce});
         int const d = index.dq_id(item.batch, item.head, i);

@@ -103,7 +103,8 @@ MachineProfile profile_from_json(std::string const& text_in,
     }
     if (!entry.is_object()) user_error("{}: expected an object", fpath);
     only_keys(entry,
-              {"flops_per_cycle", "reduce_bytes_per_cycle", "latency", "dq_buffer", "source"},
+              {"flops_per_cycle", "reduce_bytes_per_cycle", "latency", "dq_buffer", "item_cycles",
+               "source"},
               fpath);
     FamilyRates f;
     f.family = name;
@@ -113,6 +114,7 @@ MachineProfile profile_from_json(std::string const& text_in,
         static_cast<int>(integer(entry, "reduce_bytes_per_cycle", fpath, 1, 1'000'000));
     f.rates.latency = integer(entry, "latency", fpath, 0, 1'000'000'000);
     f.rates.dq_buffer = static_cast<int>(integer(entry, "dq_buffer", fpath, 0, 64));
+    f.rates.item_cycles = integer(entry, "item_cycles", fpath, 0, 1'000'000'000);
     f.source = text(entry, "source", fpath, kMaxText);
     p.families.push_back(std::move(f));
   }
@@ -135,9 +137,11 @@ std::string to_json(MachineProfile const& profile) {
     fmt::format_to(
         std::back_inserter(out),
         "{}\n    {}: {{\n      \"flops_per_cycle\": {},\n      \"reduce_bytes_per_cycle\": {},\n"
-        "      \"latency\": {},\n      \"dq_buffer\": {},\n      \"source\": {}\n    }}",
+        "      \"latency\": {},\n      \"dq_buffer\": {},\n      \"item_cycles\": {},\n"
+        "      \"source\": {}\n    }}",
         k > 0 ? "," : "", json_quoted(f.family), f.rates.flops_per_cycle,
-        f.rates.reduce_bytes_per_cycle, f.rates.latency, f.rates.dq_buffer, json_quoted(f.source));
+        f.rates.reduce_bytes_per_cycle, f.rates.latency, f.rates.dq_buffer, f.rates.item_cycles,
+        json_quoted(f.source));
   }
   out += "\n  }\n}\n";
   return out;

@@ -15,9 +15,12 @@ namespace {
 
 // Costs come from the user (CLI flags, files): refuse what the model cannot mean.
 void check_cost(CostModel const& cost) {
-  if (cost.compute < 0 || cost.reduce < 0 || cost.latency < 0 || cost.reduce_kv < 0 || cost.dsmem < 0) {
-    user_error("costs must be non-negative (compute {}, reduce {}, latency {}, reduce_kv {}, dsmem {})",
-               cost.compute, cost.reduce, cost.latency, cost.reduce_kv, cost.dsmem);
+  if (cost.compute < 0 || cost.reduce < 0 || cost.latency < 0 || cost.reduce_kv < 0 ||
+      cost.dsmem < 0 || cost.item < 0) {
+    user_error(
+        "costs must be non-negative (compute {}, reduce {}, latency {}, reduce_kv {}, dsmem {}, "
+        "item {})",
+        cost.compute, cost.reduce, cost.latency, cost.reduce_kv, cost.dsmem, cost.item);
   }
   if (cost.dq_buffer < 0) user_error("dQ buffer depth must be >= 0, got {}", cost.dq_buffer);
 }
@@ -38,6 +41,11 @@ std::vector<int> cta_bases(Problem const& problem, Schedule const& schedule) {
 struct CtaTimes {
   std::vector<Cycles> start;
   std::vector<Cycles> finish;
+  /// Dynamic launch: the CTA whose finish released each CTA's SM (-1: launched at 0). Recorded in
+  /// the order the finishes happen, not rebuilt from the times: two CTAs may finish at the same
+  /// time with one depending on the CTA that the other released (zero-cost nodes), and only the
+  /// other one can have released it.
+  std::vector<int> source;
 };
 
 /// Dynamic launch: CTA k >= sms starts at the (k - sms + 1)-th smallest finish among CTAs 0..k-1
@@ -52,7 +60,8 @@ CtaTimes dynamic_launch_times(Dag const& dag, std::vector<int> const& base, int 
   auto const n = dag.nodes.size();
   auto const num_ctas = static_cast<int>(base.size()) - 1;
   CtaTimes times{std::vector<Cycles>(static_cast<std::size_t>(num_ctas), 0),
-                 std::vector<Cycles>(static_cast<std::size_t>(num_ctas), -1)};
+                 std::vector<Cycles>(static_cast<std::size_t>(num_ctas), -1),
+                 std::vector<int>(static_cast<std::size_t>(num_ctas), -1)};
   std::vector<Cycles> finish(n, 0);
   std::vector<char> taken(n, 0);
   std::vector<int> parked_head(n, -1);
@@ -86,6 +95,7 @@ CtaTimes dynamic_launch_times(Dag const& dag, std::vector<int> const& base, int 
       if (next_launch >= num_ctas) return;
       int const launched = next_launch++;
       times.start[static_cast<std::size_t>(launched)] = now;
+      times.source[static_cast<std::size_t>(launched)] = c;
       if (base[launched] < base[launched + 1]) {
         schedule_next(launched);
         return;
@@ -134,26 +144,23 @@ struct Dispatch {
   std::vector<int> source;  // per CTA: the CTA whose finish freed its SM, or -1
 };
 
-/// Which SM each CTA lands on: the first free one, ties to the lowest SM id.
+/// Which SM each CTA lands on: the first `sms` CTAs on SMs 0.., every later one on the SM of the
+/// CTA whose finish released it (the first free SM; among SMs freed at the same time, the one
+/// freed first in the order the finishes happen).
 Dispatch assign_sms(CtaTimes const& times, int sms) {
   auto const num_ctas = times.start.size();
   Dispatch result{std::vector<int>(num_ctas, 0), std::vector<int>(num_ctas, -1)};
-  using Free = std::pair<Cycles, int>;  // (free time, sm)
-  std::priority_queue<Free, std::vector<Free>, std::greater<>> free_sms;
-  std::vector<int> owner(static_cast<std::size_t>(sms), -1);
   for (std::size_t c = 0; c < num_ctas; ++c) {
-    int sm = static_cast<int>(c);
-    if (c >= static_cast<std::size_t>(sms)) {
-      auto const [when, first_free] = free_sms.top();
-      free_sms.pop();
-      // Launch times are order statistics of the finishes, so the earliest free SM frees exactly then.
-      DASH_ASSERT(when == times.start[c]);
-      sm = first_free;
-      result.source[c] = owner[static_cast<std::size_t>(sm)];
+    if (c < static_cast<std::size_t>(sms)) {
+      result.sm[c] = static_cast<int>(c);
+      continue;
     }
-    result.sm[c] = sm;
-    owner[static_cast<std::size_t>(sm)] = static_cast<int>(c);
-    free_sms.emplace(times.finish[c], sm);
+    int const source = times.source[c];
+    DASH_ASSERT(source >= 0 && static_cast<std::size_t>(source) < c);
+    // Launch times are order statistics of the finishes: the source frees its SM exactly then.
+    DASH_ASSERT(times.finish[static_cast<std::size_t>(source)] == times.start[c]);
+    result.sm[c] = result.sm[static_cast<std::size_t>(source)];
+    result.source[c] = source;
   }
   return result;
 }
@@ -428,13 +435,15 @@ Cycles simulate_events(Problem const& problem, Machine const& machine, CostModel
     int item_index = 0;
     for (auto const& item : schedule.ctas[static_cast<std::size_t>(c)].items) {
       item_cta[static_cast<std::size_t>(index.item_id(item.batch, item.head, item.kv_tile))] = c;
-      for (int const i : item.q_order) {
+      for (std::size_t t = 0; t < item.q_order.size(); ++t) {
+        int const i = item.q_order[t];
         int const d = index.dq_id(item.batch, item.head, i);
         auto const& order = schedule.dq_order[static_cast<std::size_t>(d)];
         auto const rank = static_cast<int>(std::find(order.begin(), order.end(), item.kv_tile) - order.begin());
         DASH_ASSERT(rank < static_cast<int>(order.size()));
         m.writes.push_back(WriterOp{false, d, rank, static_cast<int>(m.steps.size())});
-        m.steps.push_back(Step{item_index, cost.step_cost(problem, item.batch, i, item.kv_tile)});
+        m.steps.push_back(
+            Step{item_index, cost.walk_step_cost(problem, item.batch, i, item.kv_tile, t)});
       }
       if (gqa) {
         int const t = index.dkv_id(item.batch, item.head / group, item.kv_tile);

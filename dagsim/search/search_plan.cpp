@@ -30,7 +30,7 @@ PlanEvaluator::PlanEvaluator(Problem const& problem, Machine const& machine, Cos
     cost_off_[id] = offset;
     int const span = vis.back() - vis.front() + 1;
     step_cost_.resize(static_cast<std::size_t>(offset + span), 0);
-    Cycles work = 0;
+    Cycles work = cost.item;  // the first step's per-item cost
     for (int const i : vis) {
       Cycles const c = cost.step_cost(problem, b, i, key.tile);
       step_cost_[static_cast<std::size_t>(offset + i - vis.front())] = c;
@@ -244,7 +244,7 @@ Cycles PlanEvaluator::run(Plan const& plan, PlanCost* detail, Schedule* ranks) {
       ready = std::max(ready, ring[w.ring + (w.t % w.ring_size)]);
     }
     w.wait += ready - std::max(w.c_finish, w.start);
-    w.c_finish = ready + step_cost(id, q);
+    w.c_finish = ready + step_cost(id, q) + (w.step == 0 ? cost_.item : 0);
     schedule_request(std::max(w.c_finish, w.writer), c);
   };
 

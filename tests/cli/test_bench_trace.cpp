@@ -198,6 +198,11 @@ TEST_CASE("trace: measured slices carry the simulator's names, in cycles") {
   CHECK(r.start == 240);
   CHECK(r.finish == 280);
   CHECK(dash::sim::slice_label(tl.slices[4]) == "C b0 h1 i1 j2");
+  // A work item's first step starts where the previous one handed its partial over (80 ns), the
+  // CTA's first where it asked for its first item (0 ns).
+  CHECK(tl.slices[4].start == 160);
+  CHECK(tl.slices[4].ready == 160);
+  CHECK(tl.slices[0].start == 0);
   CHECK(dash::sim::slice_label(tl.slices[6]) == "C b0 h0 i0 j1");
 
   nlohmann::json const j = nlohmann::json::parse(dash::sim::to_chrome_trace(tl, "measured"));

@@ -132,7 +132,7 @@ TEST_CASE("calibrate: the trace gives back the schedule that ran") {
 }
 
 TEST_CASE("calibrate: a simulated trace is fitted back to the rates that made it") {
-  KernelRates const truth{1500, 24, 700, 2};
+  KernelRates const truth{1500, 24, 700, 2, 3000};
   std::vector<TraceRecord> traces;
   // Two head dims (two step costs), a causal mask (waits, so hand-off samples).
   traces.push_back(simulated_trace(causal_problem(1, 4, 4096, 128), 32, truth, "fa3"));
@@ -147,6 +147,10 @@ TEST_CASE("calibrate: a simulated trace is fitted back to the rates that made it
   CHECK(f.latency.samples > 10);
   CHECK(f.latency.value == 700);
   CHECK(f.latency.spread == 0);
+  CHECK(f.item.samples > 10);
+  CHECK(f.item.value == 3000);
+  CHECK(f.item.spread == 0);
+  CHECK(f.rates.item_cycles == 3000);
   // Rounding up to whole cycles leaves the rates within a cycle's worth; the model they give is the
   // truth's exactly.
   CHECK(std::abs(f.rates.flops_per_cycle - truth.flops_per_cycle) <= 1);
@@ -180,6 +184,7 @@ TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulate
   CHECK(j["families"][0]["flops_per_cycle"] == builtin.flops_per_cycle);
   CHECK(j["families"][0]["reduce_bytes_per_cycle"] == builtin.reduce_bytes_per_cycle);
   CHECK(j["families"][0]["latency"] == builtin.latency);
+  CHECK(j["families"][0]["item_cycles"] == builtin.item_cycles);
   CHECK(j["traces"][0]["predicted_cycles"] == j["traces"][0]["measured_cycles"]);
   CHECK(j["traces"][0]["measured_cycles"] == nlohmann::json::parse(sim.out)["makespan"]);
   MachineProfile const written = read_profile_file(profile, dash::rt::kFamilyNames);

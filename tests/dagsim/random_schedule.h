@@ -52,6 +52,7 @@ inline CostModel random_cost(Rng& rng) {
   cost.dq_buffer = rng.uniform(0, 3);
   cost.proportional = rng.chance(1, 2);
   cost.reduce_kv = rng.uniform(0, 25);
+  cost.item = rng.chance(1, 2) ? 0 : rng.uniform(0, 60);
   return cost;
 }
 

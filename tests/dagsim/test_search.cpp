@@ -94,6 +94,10 @@ TEST_CASE("first-come evaluator equals simulate() on its own schedule", "[search
   CostModel k2 = default_model(Problem{});
   k2.dq_buffer = 2;
   k2.latency = 1700;
+  CostModel items = k2;  // a per-item cost on every work item's first step
+  items.item = 5000;
+  CostModel items0 = k0;
+  items0.item = 900;
   Problem varlen = shape(3, 2, 0, 0, "causal");
   varlen.seqlens_q = {384, 1000, 130};
   varlen.seqlens_k = {384, 1000, 130};
@@ -101,11 +105,15 @@ TEST_CASE("first-come evaluator equals simulate() on its own schedule", "[search
       {shape(1, 2, 1024, 1024, "full"), 5, default_model(Problem{}), LaunchModel::kPersistent},
       {shape(2, 2, 1152, 1152, "causal"), 7, k0, LaunchModel::kPersistent},
       {shape(1, 3, 640, 1408, "causal"), 4, k2, LaunchModel::kPersistent},
-      {shape(1, 2, 1536, 1536, "window:300,100"), 6, default_model(Problem{}), LaunchModel::kPersistent},
+      {shape(1, 2, 1536, 1536, "window:300,100"), 6, default_model(Problem{}),
+       LaunchModel::kPersistent},
       {varlen, 5, default_model(Problem{}), LaunchModel::kPersistent},
       {shape(1, 8, 768, 768, "causal", 2), 6, default_model(Problem{}), LaunchModel::kPersistent},
       {shape(1, 2, 1024, 1024, "causal"), 3, default_model(Problem{}), LaunchModel::kDynamic},
       {shape(1, 4, 512, 512, "full", 1), 5, k0, LaunchModel::kDynamic},
+      {shape(2, 2, 1152, 1152, "causal"), 7, items, LaunchModel::kPersistent},
+      {shape(1, 8, 768, 768, "causal", 2), 6, items0, LaunchModel::kPersistent},
+      {shape(1, 2, 1024, 1024, "causal"), 3, items, LaunchModel::kDynamic},
   };
   Rng rng(7);
   for (auto const& c : cases) {

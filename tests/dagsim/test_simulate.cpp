@@ -1,11 +1,12 @@
 // The two evaluations of the model: exact hand-computed cases for every edge type, the paper's
 // closed forms, and longest path == event-driven on hundreds of random valid schedules.
-#include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
+#include "dagsim/core/schedule_io.h"
 #include "dagsim/model/bounds.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
@@ -333,4 +334,109 @@ TEST_CASE("negative costs are a user error", "[simulate]") {
   Schedule const s = make({{WorkItem{0, 0, 0, {0}}}}, {{0}});
   CHECK_THROWS_AS(simulate(p, machine_with_sms(1), costs(-1, 1, 0, 0), s), dash::UserError);
   CHECK_THROWS_AS(simulate_events(p, machine_with_sms(1), costs(1, 1, 0, -1), s), dash::UserError);
+}
+
+TEST_CASE("per-item cost: every work item's first step carries it", "[simulate][model]") {
+  // One CTA runs every item in turn and its writer keeps up, so each item's o is on the critical
+  // path once.
+  Problem p = grid(8, 4, 3, 3, Mask{MaskKind::kCausal, 0, 0});
+  p.head_dim = 64;
+  Machine const m = machine_with_sms(1);
+  Schedule one;
+  one.launch = LaunchModel::kPersistent;
+  one.ctas.resize(1);
+  for (int h = 0; h < p.q_heads; ++h) {
+    for (int j = 0; j < p.kv_tiles(0); ++j) {
+      WorkItem item{0, h, j, p.visible_q_tiles(0, j)};
+      one.ctas[0].items.push_back(item);
+    }
+  }
+  assign_arrival_ranks(p, one);
+  auto const items = static_cast<Cycles>(one.ctas[0].items.size());
+  for (int k : {0, 1, 2}) {
+    CostModel base = default_model(p);
+    base.dq_buffer = k;
+    base.latency = 0;  // r < c and no hand-off: the writer never holds the CTA back
+    CostModel with = base;
+    with.item = 777;
+    Cycles const a = both(p, m, base, one).makespan;
+    Cycles const b = both(p, m, with, one).makespan;
+    INFO("k = " << k);
+    CHECK(b - a == items * 777);
+    // The work bound counts it too, and stays below the makespan.
+    CHECK(compute_bounds(p, m, with).work - compute_bounds(p, m, base).work == items * 777);
+    CHECK(compute_bounds(p, m, with).lower() <= b);
+  }
+  // The node weights: the first step of each item only.
+  CostModel with = default_model(p);
+  with.item = 777;
+  SimResult const r = simulate(p, m, with, one);
+  std::size_t n = 0;
+  for (auto const& item : one.ctas[0].items) {
+    for (std::size_t t = 0; t < item.q_order.size(); ++t, n += 2) {
+      Node const& c = r.dag.nodes[n];
+      REQUIRE(c.kind == NodeKind::kCompute);
+      CHECK(c.weight == with.step_cost(p, 0, item.q_order[t], item.kv_tile) + (t == 0 ? 777 : 0));
+    }
+  }
+  CostModel negative = default_model(p);
+  negative.item = -1;
+  CHECK_THROWS_AS(simulate(p, m, negative, one), dash::UserError);
+  CHECK_THROWS_AS(compute_bounds(p, m, negative), dash::UserError);
+}
+
+TEST_CASE("dynamic launch: CTAs finishing together, one waiting on the CTA the other released",
+          "[simulate]") {
+  // MQA with zero-cost dK/dV reductions: CTAs without steps finish the moment their rank comes, so
+  // several finish at one time, some of them only after the CTA that another one's finish
+  // launched. The SM (and the dispatch edge) must come from the finish that did the launching; a
+  // choice by SM id among the simultaneous finishes made a cycle in the DAG (found by the random
+  // bounds test).
+  ScheduleDocument const doc = schedule_from_json(R"json({
+  "version": "dash.schedule/1",
+  "strategy": "random",
+  "problem": {"batch": 2, "q_heads": 3, "kv_heads": 1, "seqlen_q": 35, "seqlen_k": 112, "head_dim": 80, "tile_m": 32, "tile_n": 64, "mask": "window:5,60", "seqlens_q": [], "seqlens_k": []},
+  "machine": {"name": "sm5", "sms": 5},
+  "launch": "dynamic",
+  "ctas": [
+    {"items": [{"b": 0, "h": 0, "j": 1, "q": [0, 1]}]},
+    {"items": [{"b": 1, "h": 1, "j": 0, "q": []}]},
+    {"items": [{"b": 0, "h": 1, "j": 0, "q": []}]},
+    {"items": [{"b": 0, "h": 2, "j": 1, "q": [1, 0]}]},
+    {"items": [{"b": 0, "h": 1, "j": 1, "q": [1, 0]}]},
+    {"items": [{"b": 0, "h": 0, "j": 0, "q": []}]},
+    {"items": [{"b": 1, "h": 0, "j": 1, "q": [1, 0]}]},
+    {"items": [{"b": 1, "h": 1, "j": 1, "q": [0, 1]}]},
+    {"items": [{"b": 0, "h": 2, "j": 0, "q": []}]},
+    {"items": [{"b": 1, "h": 2, "j": 1, "q": [1, 0]}]},
+    {"items": [{"b": 1, "h": 2, "j": 0, "q": []}]},
+    {"items": [{"b": 1, "h": 0, "j": 0, "q": []}]}
+  ],
+  "dq_order": [
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1],
+    [1]
+  ],
+  "dkv_order": [
+    [1, 0, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 0, 2]
+  ]
+}
+)json");
+  CostModel const cost = costs(42, 20, 0, 3, 0);
+  validate(doc.problem, doc.machine, doc.schedule);
+  SimResult const r = simulate(doc.problem, doc.machine, cost, doc.schedule);
+  CHECK(r.makespan == simulate_events(doc.problem, doc.machine, cost, doc.schedule));
+  CHECK(r.makespan == 208);
 }
