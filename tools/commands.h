@@ -13,5 +13,6 @@ void setup_search(CLI::App& app);
 void setup_generate(CLI::App& app);
 void setup_bench(CLI::App& app);
 void setup_calibrate(CLI::App& app);
+void setup_fidelity(CLI::App& app);
 
 }  // namespace dash::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   dash::cli::setup_generate(app);
   dash::cli::setup_bench(app);
   dash::cli::setup_calibrate(app);
+  dash::cli::setup_fidelity(app);
   try {
     // CLI11 would only say "A subcommand is required" for a misspelt one; name it instead.
     if (argc > 1 && argv[1][0] != '-') {

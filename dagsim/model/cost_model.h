@@ -42,9 +42,18 @@ struct KernelRates {
   Cycles latency = 1000;            ///< L: one ticket hand-off
   int dq_buffer = 1;                ///< k
   Cycles item_cycles = 0;           ///< o: per work item (CostModel::item)
+  /// The pre- and postprocess passes around the main kernel (GPU-wide bytes per SM cycle; 0: not
+  /// modelled): what a whole backward call costs beyond the makespan (prepost_cycles()).
+  int prepost_bytes_per_cycle = 0;
 
   friend bool operator==(KernelRates const&, KernelRates const&) = default;
 };
+
+/// Cycles of the pre- and postprocess passes of `problem` at `rates`: their bytes (O and dO read,
+/// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; under GQA the dK and dV
+/// accumulators zeroed, read and written: 20 per K element) over prepost_bytes_per_cycle; 0 when
+/// that is 0. The same for every schedule of the problem.
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates);
 
 /// The DASH paper's model: L = 0, k = 0, diagonal steps at full cost, c and r as given.
 CostModel paper_model(Cycles compute, Cycles reduce);

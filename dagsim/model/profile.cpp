@@ -104,7 +104,7 @@ MachineProfile profile_from_json(std::string const& text_in,
     if (!entry.is_object()) user_error("{}: expected an object", fpath);
     only_keys(entry,
               {"flops_per_cycle", "reduce_bytes_per_cycle", "latency", "dq_buffer", "item_cycles",
-               "source"},
+               "prepost_bytes_per_cycle", "source"},
               fpath);
     FamilyRates f;
     f.family = name;
@@ -115,6 +115,8 @@ MachineProfile profile_from_json(std::string const& text_in,
     f.rates.latency = integer(entry, "latency", fpath, 0, 1'000'000'000);
     f.rates.dq_buffer = static_cast<int>(integer(entry, "dq_buffer", fpath, 0, 64));
     f.rates.item_cycles = integer(entry, "item_cycles", fpath, 0, 1'000'000'000);
+    f.rates.prepost_bytes_per_cycle =
+        static_cast<int>(integer(entry, "prepost_bytes_per_cycle", fpath, 0, 1'000'000));
     f.source = text(entry, "source", fpath, kMaxText);
     p.families.push_back(std::move(f));
   }
@@ -138,10 +140,10 @@ std::string to_json(MachineProfile const& profile) {
         std::back_inserter(out),
         "{}\n    {}: {{\n      \"flops_per_cycle\": {},\n      \"reduce_bytes_per_cycle\": {},\n"
         "      \"latency\": {},\n      \"dq_buffer\": {},\n      \"item_cycles\": {},\n"
-        "      \"source\": {}\n    }}",
+        "      \"prepost_bytes_per_cycle\": {},\n      \"source\": {}\n    }}",
         k > 0 ? "," : "", json_quoted(f.family), f.rates.flops_per_cycle,
         f.rates.reduce_bytes_per_cycle, f.rates.latency, f.rates.dq_buffer, f.rates.item_cycles,
-        json_quoted(f.source));
+        f.rates.prepost_bytes_per_cycle, json_quoted(f.source));
   }
   out += "\n  }\n}\n";
   return out;

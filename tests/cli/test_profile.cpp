@@ -170,8 +170,11 @@ TEST_CASE("profile: --profile sets the default model's rates of the family in us
   REQUIRE(halved.rc == 0);
   auto const c0 = nlohmann::json::parse(base.out)["model"]["c"].get<std::int64_t>();
   auto const c1 = nlohmann::json::parse(halved.out)["model"]["c"].get<std::int64_t>();
-  CHECK(c1 >= 2 * c0 - 1);
-  CHECK(c1 <= 2 * c0 + 2);
+  // Default shape: head dim 128, tiles 64 x 128: c = ceil(10 * 64 * 128 * 128 / F).
+  std::int64_t const work = 10LL * 64 * 128 * 128;
+  int const f = dash::rt::family_model_rates(dash::rt::KernelFamily::kSm90).flops_per_cycle;
+  CHECK(c0 == (work + f - 1) / f);
+  CHECK(c1 == (work + f / 2 - 1) / (f / 2));
   // The built-in file given explicitly changes nothing.
   Output const same = run_dash(args + " --profile '" +
                                (fs::path(DASH_SOURCE_DIR) / "profiles/h200.json").string() + "'");

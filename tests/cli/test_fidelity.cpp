@@ -1,0 +1,196 @@
+// The model against measured runs (tools/bench_fidelity.h, `dash fidelity`): bench files are read
+// as the det timings of named strategies, exact timings score zero error, the pre/postprocess
+// bytes are counted as documented, and a fit to timings the model itself made gets back below 1%.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/core/machine.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/cost_model.h"
+#include "dagsim/model/simulate.h"
+#include "tools/bench_fidelity.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dash::sim;
+using dash::cli::MeasuredShape;
+
+Problem shape(int heads, int seqlen, char const* mask) {
+  Problem p;
+  p.q_heads = p.kv_heads = heads;
+  p.seqlen_q = p.seqlen_k = seqlen;
+  p.head_dim = 128;
+  p.tile_m = 64;
+  p.tile_n = 128;
+  p.mask = parse_mask(mask);
+  return p;
+}
+
+/// A bench record as `dash bench --json` writes one (the fields the reader uses).
+nlohmann::json record(Problem const& p, std::string const& strategy, char const* mode, double ms, int sms) {
+  return {{"batch", p.batch},       {"heads", p.q_heads},     {"kv_heads", p.kv_heads},
+          {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
+          {"tile_m", p.tile_m},     {"tile_n", p.tile_n},     {"mask", to_string(p.mask)},
+          {"schedule_sms", sms},    {"status", "ok"},         {"mode", mode},
+          {"measured", true},       {"ms", ms},               {"strategy", strategy}};
+}
+
+/// Times the model itself gives under `truth` (makespan and pre/postprocess at 1000 MHz).
+double model_ms(Problem const& p, int sms, std::string const& strategy, KernelRates const& truth) {
+  Machine const m = machine_with_sms(sms);
+  Cycles const c = simulate(p, m, default_model(p, truth), make_strategy(strategy, p, m)).makespan;
+  return static_cast<double>(c + prepost_cycles(p, truth)) / 1e6;
+}
+
+struct Output {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+Output run_dash(std::string const& args) {
+  fs::path const dir = fs::temp_directory_path() / fmt::format("dash_fid_{}", ::getpid());
+  fs::create_directories(dir);
+  int const status = std::system(
+      fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args, (dir / "out").string(), (dir / "err").string()).c_str());
+  auto read = [](fs::path const& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  Output o;
+  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = read(dir / "out");
+  o.err = read(dir / "err");
+  fs::remove_all(dir);
+  return o;
+}
+
+struct Files {
+  fs::path dir = fs::temp_directory_path() / fmt::format("dash_fid_files_{}", ::getpid());
+  Files() { fs::create_directories(dir); }
+  ~Files() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  [[nodiscard]] std::string write(std::string const& name, nlohmann::json const& j) const {
+    std::ofstream(dir / name) << j.dump(1);
+    return (dir / name).string();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fidelity: the pre/postprocess bytes") {
+  Problem p = shape(4, 1000, "causal");
+  p.batch = 2;
+  KernelRates r;
+  r.prepost_bytes_per_cycle = 0;
+  CHECK(prepost_cycles(p, r) == 0);
+  r.prepost_bytes_per_cycle = 7;
+  std::int64_t const q = 2LL * 1000 * 4 * 128;
+  CHECK(prepost_cycles(p, r) == (10 * q + 6) / 7);
+  p.kv_heads = 2;  // GQA: the dK/dV accumulators too
+  CHECK(prepost_cycles(p, r) == (10 * q + 20 * (q / 2) + 6) / 7);
+}
+
+TEST_CASE("fidelity: bench records read as det timings of named strategies, fa3 first") {
+  Files const f;
+  Problem const p = shape(2, 1024, "causal");
+  nlohmann::json doc = nlohmann::json::array();
+  doc.push_back(record(p, "descending", "det", 2.0, 8));
+  doc.push_back(record(p, "descending", "nondet", 1.0, 8));  // not deterministic: skipped
+  doc.push_back(record(p, "search", "det", 1.5, 8));         // its schedule is not rebuilt: skipped
+  doc.push_back(record(p, "fa3", "det", 3.0, 8));
+  auto refused = record(p, "shift", "det", 9.0, 8);
+  refused["status"] = "refused";
+  doc.push_back(refused);
+  doc.push_back(record(shape(2, 512, "full"), "shift", "det", 1.0, 8));  // no fa3 for that shape: dropped
+  std::vector<MeasuredShape> const shapes = dash::cli::read_measured_shapes({f.write("a.json", doc)});
+  REQUIRE(shapes.size() == 1);
+  CHECK(shapes[0].problem == p);
+  CHECK(shapes[0].sms == 8);
+  CHECK(shapes[0].strategies == std::vector<std::string>{"fa3", "descending"});
+  CHECK(shapes[0].ms == std::vector<double>{3.0, 2.0});
+
+  CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("b.json", nlohmann::json::object())}),
+                    Catch::Contains("not a dash bench --json document"));
+  nlohmann::json twice = nlohmann::json::array({record(p, "fa3", "det", 1.0, 8), record(p, "fa3", "det", 1.1, 8)});
+  CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("c.json", twice)}), Catch::Contains("two det records"));
+  nlohmann::json none = nlohmann::json::array({record(p, "shift", "det", 1.0, 8)});
+  CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("d.json", none)}),
+                    Catch::Contains("no measured deterministic fa3 record"));
+}
+
+TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to them") {
+  KernelRates const truth{1500, 24, 700, 2, 2000, 900};
+  std::vector<std::pair<Problem, int>> const cases{{shape(2, 2048, "causal"), 16},
+                                                   {shape(2, 1024, "full"), 12},
+                                                   {shape(4, 1024, "causal"), 24}};
+  std::vector<MeasuredShape> shapes;
+  for (auto const& [p, sms] : cases) {
+    MeasuredShape s;
+    s.problem = p;
+    s.sms = sms;
+    for (char const* name : {"fa3", "descending", "symmetric-shift", "shift"}) {
+      s.strategies.emplace_back(name);
+      s.ms.push_back(model_ms(p, sms, name, truth));
+    }
+    shapes.push_back(s);
+  }
+  dash::cli::Fidelity const exact = dash::cli::evaluate_fidelity(shapes, truth, 1000);
+  CHECK(exact.rows.size() == 12);
+  CHECK(exact.compared == 9);
+  CHECK(exact.within_3pct == 9);
+  CHECK(exact.speedup_error < 1e-12);
+  CHECK(exact.time_error < 1e-12);
+
+  KernelRates const start{2100, 20, 1100, 2, 0, 0};
+  dash::cli::Fidelity const before = dash::cli::evaluate_fidelity(shapes, start, 1000);
+  KernelRates const fitted = dash::cli::fit_rates(shapes, start, 1000);
+  dash::cli::Fidelity const after = dash::cli::evaluate_fidelity(shapes, fitted, 1000);
+  INFO("before " << before.speedup_error << " + " << before.time_error << ", after " << after.speedup_error << " + "
+                 << after.time_error);
+  CHECK(before.time_error > 0.05);
+  CHECK(after.speedup_error < 0.01);
+  CHECK(after.time_error < 0.01);
+  CHECK(fitted.dq_buffer == truth.dq_buffer);
+}
+
+TEST_CASE("fidelity: dash fidelity on a committed run, and its refusals") {
+  std::string const run =
+      (fs::path(DASH_SOURCE_DIR) / "docs/results/raw/bench-2026-12-03b-offgrid-sm90-3-dash.json").string();
+  Output const o = run_dash(fmt::format("fidelity '{}' --json", run));
+  INFO(o.err);
+  REQUIRE(o.rc == 0);
+  nlohmann::json const j = nlohmann::json::parse(o.out);
+  CHECK(j["family"] == "sm90");
+  CHECK(j["rows"].size() >= 2);
+  CHECK(j["rows"][0]["strategy"] == "fa3");
+  CHECK(j["fit"]["speedups_compared"].get<int>() == static_cast<int>(j["rows"].size()) - 1);
+  auto refused = [](Output const& r, std::string const& what) {
+    INFO("stderr: " << r.err);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find(what) != std::string::npos);
+  };
+  refused(run_dash("fidelity /nonexistent/b.json"), "cannot read bench file '/nonexistent/b.json'");
+  refused(run_dash(fmt::format("fidelity '{}' --out /tmp/p.json", run)), "give --fit too");
+  refused(run_dash(fmt::format("fidelity '{}' --family sm99", run)), "unknown --family 'sm99'");
+}

@@ -1,0 +1,210 @@
+#include "tools/bench_fidelity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/core/error.h"
+#include "dagsim/core/json_input.h"
+#include "dagsim/core/machine.h"
+#include "dagsim/core/mask.h"
+#include "dagsim/core/strategies.h"
+#include "dagsim/model/simulate.h"
+#include "dagsim/model/validate.h"
+
+namespace dash::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 28;
+
+int int_field(json const& r, char const* key, std::string const& where) {
+  auto const it = r.find(key);
+  if (it == r.end() || !it->is_number_integer()) user_error("{}: a record has no integer \"{}\"", where, key);
+  std::int64_t const v = it->get<std::int64_t>();
+  if (v < 0 || v > (1 << 30)) user_error("{}: \"{}\" {} is out of range", where, key, v);
+  return static_cast<int>(v);
+}
+
+std::string string_field(json const& r, char const* key, std::string const& where) {
+  auto const it = r.find(key);
+  if (it == r.end() || !it->is_string()) user_error("{}: a record has no string \"{}\"", where, key);
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& files) {
+  std::vector<std::string> const& names = sim::strategy_names();
+  std::vector<MeasuredShape> out;
+  for (auto const& file : files) {
+    json const doc = sim::parse_user_json(sim::read_user_file(file, "bench file", kMaxFileBytes), 4);
+    if (!doc.is_array()) user_error("{}: not a dash bench --json document (an array of records)", file);
+    // (problem key) -> strategy -> ms, in file order.
+    std::map<std::tuple<int, int, int, int, int, int, int, int, std::string, int>, MeasuredShape> shapes;
+    std::vector<decltype(shapes)::key_type> order;
+    for (json const& r : doc) {
+      if (!r.is_object()) user_error("{}: a record is not an object", file);
+      if (string_field(r, "status", file) != "ok" || string_field(r, "mode", file) != "det") continue;
+      if (!r.contains("measured") || r["measured"] != true || !r.contains("ms") || !r["ms"].is_number()) continue;
+      std::string const strategy = string_field(r, "strategy", file);
+      if (std::find(names.begin(), names.end(), strategy) == names.end()) continue;  // search, ...
+      sim::Problem p;
+      p.batch = int_field(r, "batch", file);
+      p.q_heads = int_field(r, "heads", file);
+      p.kv_heads = int_field(r, "kv_heads", file);
+      p.seqlen_q = int_field(r, "seqlen_q", file);
+      p.seqlen_k = int_field(r, "seqlen_k", file);
+      p.head_dim = int_field(r, "head_dim", file);
+      p.tile_m = int_field(r, "tile_m", file);
+      p.tile_n = int_field(r, "tile_n", file);
+      std::string const mask = string_field(r, "mask", file);
+      p.mask = sim::parse_mask(mask);
+      sim::validate_problem(p);
+      int const sms = int_field(r, "schedule_sms", file);
+      auto const key = std::make_tuple(p.batch, p.q_heads, p.kv_heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.tile_m,
+                                       p.tile_n, mask, sms);
+      auto [it, fresh] = shapes.try_emplace(key);
+      if (fresh) {
+        it->second.problem = p;
+        it->second.sms = sms;
+        it->second.source = file;
+        order.push_back(key);
+      }
+      MeasuredShape& s = it->second;
+      if (std::find(s.strategies.begin(), s.strategies.end(), strategy) != s.strategies.end()) {
+        user_error("{}: two det records of {} for one shape", file, strategy);
+      }
+      double const ms = r["ms"].get<double>();
+      if (!(ms > 0) || !std::isfinite(ms)) user_error("{}: a record's \"ms\" is not a positive time", file);
+      s.strategies.push_back(strategy);
+      s.ms.push_back(ms);
+    }
+    for (auto const& key : order) {
+      MeasuredShape s = shapes[key];
+      auto const fa3 = std::find(s.strategies.begin(), s.strategies.end(), "fa3");
+      if (fa3 == s.strategies.end()) continue;  // no reference for the speedups
+      auto const k = fa3 - s.strategies.begin();
+      std::swap(s.strategies[0], s.strategies[static_cast<std::size_t>(k)]);
+      std::swap(s.ms[0], s.ms[static_cast<std::size_t>(k)]);
+      out.push_back(std::move(s));
+    }
+  }
+  if (out.empty()) user_error("no measured deterministic fa3 record in the bench files");
+  return out;
+}
+
+Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz) {
+  DASH_ASSERT(clock_mhz > 0);
+  // One task per shape; each simulates the shape's strategies.
+  auto one = [&](MeasuredShape const& s) {
+    sim::Machine const m = sim::machine_with_sms(s.sms);
+    sim::CostModel const cost = sim::default_model(s.problem, rates);
+    std::vector<sim::Cycles> makespans;
+    for (auto const& name : s.strategies) {
+      makespans.push_back(sim::simulate(s.problem, m, cost, sim::make_strategy(name, s.problem, m)).makespan);
+    }
+    return makespans;
+  };
+  std::vector<std::vector<sim::Cycles>> predicted(shapes.size());
+  unsigned const threads = std::max(1U, std::min(8U, std::thread::hardware_concurrency()));
+  for (std::size_t first = 0; first < shapes.size(); first += threads) {
+    std::vector<std::future<std::vector<sim::Cycles>>> tasks;
+    for (std::size_t k = first; k < std::min(shapes.size(), first + threads); ++k) {
+      tasks.push_back(std::async(std::launch::async, one, std::cref(shapes[k])));
+    }
+    for (std::size_t k = 0; k < tasks.size(); ++k) predicted[first + k] = tasks[k].get();
+  }
+  Fidelity f;
+  double speedup_sum = 0;
+  double time_sum = 0;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    MeasuredShape const& s = shapes[k];
+    // The measured call includes the pre- and postprocess passes: so does the prediction.
+    sim::Cycles const prepost = sim::prepost_cycles(s.problem, rates);
+    for (std::size_t i = 0; i < s.strategies.size(); ++i) {
+      FidelityRow row;
+      row.shape = &s;
+      row.strategy = s.strategies[i];
+      row.predicted = predicted[k][i];
+      row.measured_ms = s.ms[i];
+      row.predicted_speedup =
+          static_cast<double>(predicted[k][0] + prepost) / static_cast<double>(predicted[k][i] + prepost);
+      row.measured_speedup = s.ms[0] / s.ms[i];
+      double const predicted_ms = static_cast<double>(row.predicted + prepost) / (clock_mhz * 1000.0);
+      double const t = std::fabs(std::log(predicted_ms / row.measured_ms));
+      time_sum += t;
+      f.time_error_max = std::max(f.time_error_max, t);
+      if (i > 0) {
+        double const e = std::fabs(std::log(row.predicted_speedup / row.measured_speedup));
+        speedup_sum += e;
+        f.speedup_error_max = std::max(f.speedup_error_max, e);
+        f.within_3pct += e <= std::log(1.03) ? 1 : 0;
+        ++f.compared;
+      }
+      f.rows.push_back(row);
+    }
+  }
+  f.speedup_error = f.compared > 0 ? speedup_sum / f.compared : 0.0;
+  f.time_error = f.rows.empty() ? 0.0 : time_sum / static_cast<double>(f.rows.size());
+  return f;
+}
+
+sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, sim::KernelRates start, int clock_mhz) {
+  auto objective = [&](sim::KernelRates const& r) {
+    Fidelity const f = evaluate_fidelity(shapes, r, clock_mhz);
+    return f.speedup_error + f.time_error;
+  };
+  sim::KernelRates best = start;
+  // The pre/postprocess rate starts somewhere reasonable when the profile does not model it.
+  if (best.prepost_bytes_per_cycle == 0) best.prepost_bytes_per_cycle = 1000;
+  double best_value = objective(best);
+  // Each parameter scaled up and down; a step that helps is kept (and tried again), then the step
+  // shrinks. o starts from 0, so it moves in steps of a fraction of a full step's cost instead.
+  sim::CostModel const reference = sim::default_model(shapes.front().problem, start);
+  for (double factor : {1.25, 1.1, 1.03, 1.01}) {
+    bool improved = true;
+    while (improved) {
+      improved = false;
+      for (int param = 0; param < 5; ++param) {
+        for (int dir : {1, -1}) {
+          sim::KernelRates r = best;
+          double const scale = dir > 0 ? factor : 1.0 / factor;
+          switch (param) {
+            case 0: r.flops_per_cycle = std::max(1, static_cast<int>(std::lround(r.flops_per_cycle * scale))); break;
+            case 1:
+              r.reduce_bytes_per_cycle = std::max(1, static_cast<int>(std::lround(r.reduce_bytes_per_cycle * scale)));
+              break;
+            case 2: r.latency = std::max<sim::Cycles>(0, std::llround(static_cast<double>(r.latency) * scale)); break;
+            case 3:
+              r.prepost_bytes_per_cycle =
+                  std::max(1, static_cast<int>(std::lround(r.prepost_bytes_per_cycle * scale)));
+              break;
+            default: {
+              auto const step = static_cast<sim::Cycles>(std::llround(static_cast<double>(reference.compute) *
+                                                                      (factor - 1.0)));
+              r.item_cycles = std::max<sim::Cycles>(0, r.item_cycles + dir * std::max<sim::Cycles>(1, step));
+            }
+          }
+          if (r == best) continue;
+          double const v = objective(r);
+          if (v < best_value - 1e-9) {
+            best = r;
+            best_value = v;
+            improved = true;
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace dash::cli

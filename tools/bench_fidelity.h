@@ -1,0 +1,56 @@
+#pragma once
+// The model against measured runs (`dash fidelity`, docs/model.md "Fidelity"): the deterministic
+// timings of `dash bench --json` files, each (shape, named strategy) re-simulated under a family's
+// rates, compared as speedups over fa3 and as times; and the rates fitted to such files. Pure host
+// code: it runs on the CPU against committed measurements.
+#include <string>
+#include <vector>
+
+#include "dagsim/core/problem.h"
+#include "dagsim/core/units.h"
+#include "dagsim/model/cost_model.h"
+
+namespace dash::cli {
+
+/// One shape of a bench file: the deterministic median time of each named strategy measured.
+struct MeasuredShape {
+  sim::Problem problem;
+  int sms = 0;  ///< the SMs the schedules were made for
+  std::string source;  ///< file it came from
+  std::vector<std::string> strategies;  ///< fa3 first
+  std::vector<double> ms;               ///< per strategy
+};
+
+/// The shapes of `dash bench --json` files with a measured deterministic fa3 record: each file's
+/// det records of the named strategies (search's schedules are not rebuilt here). UserError on a
+/// file that is not such a document.
+std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& files);
+
+struct FidelityRow {
+  MeasuredShape const* shape = nullptr;
+  std::string strategy;
+  sim::Cycles predicted = 0;  ///< makespan, cycles
+  double measured_ms = 0;
+  double predicted_speedup = 0;  ///< over fa3 (fa3: 1)
+  double measured_speedup = 0;
+};
+
+struct Fidelity {
+  std::vector<FidelityRow> rows;
+  double speedup_error = 0;  ///< mean |log(predicted / measured speedup)| over non-fa3 rows
+  double speedup_error_max = 0;
+  double time_error = 0;  ///< mean |log(predicted / measured time)| over every row
+  double time_error_max = 0;
+  /// Rows whose predicted speedup is within 3% of the measured one (non-fa3 rows).
+  int within_3pct = 0;
+  int compared = 0;
+};
+
+/// Every shape simulated under `rates` (the default model of each problem), cycles at `clock_mhz`.
+Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz);
+
+/// The rates that minimize speedup_error + time_error over `shapes`, by coordinate descent from
+/// `start` (F, B, L, the pre/postprocess rate, o; k kept), steps shrinking from 25% to 1%.
+sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, sim::KernelRates start, int clock_mhz);
+
+}  // namespace dash::cli

@@ -1,0 +1,192 @@
+// dash fidelity: the model against measured `dash bench --json` runs (predicted vs measured speedup
+// over fa3 and time), under a machine profile, and with --fit the family's rates fitted to them.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "dagsim/core/error.h"
+#include "dagsim/core/schedule_io.h"
+#include "dagsim/model/profile.h"
+#include "runtime/kernels/family_model.h"
+#include "tools/bench_fidelity.h"
+#include "tools/bench_report.h"
+#include "tools/commands.h"
+
+namespace dash::cli {
+namespace {
+
+struct FidelityOptions {
+  std::vector<std::string> files;
+  std::vector<std::string> held_out;
+  std::string family = std::string(rt::family_name(rt::kDefaultFamily));
+  std::string profile;
+  std::string out;
+  bool fit = false;
+  bool json = false;
+};
+
+std::string today() {
+  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+nlohmann::json summary_json(Fidelity const& f) {
+  return {{"mean_abs_log_speedup_error", f.speedup_error}, {"max_abs_log_speedup_error", f.speedup_error_max},
+          {"speedups_within_3pct", f.within_3pct},         {"speedups_compared", f.compared},
+          {"mean_abs_log_time_error", f.time_error},       {"max_abs_log_time_error", f.time_error_max}};
+}
+
+nlohmann::json rates_json(sim::KernelRates const& r) {
+  return {{"flops_per_cycle", r.flops_per_cycle},
+          {"reduce_bytes_per_cycle", r.reduce_bytes_per_cycle},
+          {"latency", r.latency},
+          {"dq_buffer", r.dq_buffer},
+          {"item_cycles", r.item_cycles},
+          {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle}};
+}
+
+std::string summary_line(char const* what, Fidelity const& f) {
+  return fmt::format(
+      "{}: speedup over fa3 mean |log err| {:.3f} (max {:.3f}), {} of {} within 3%; time mean |log err| {:.3f} "
+      "(max {:.3f})\n",
+      what, f.speedup_error, f.speedup_error_max, f.within_3pct, f.compared, f.time_error, f.time_error_max);
+}
+
+void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
+  auto const family = rt::parse_family(o.family);
+  if (!family) user_error("unknown --family '{}': expected sm80 or sm90", o.family.substr(0, 32));
+  if (sub.count("--out") > 0 && !o.fit) user_error("--out writes the fitted profile: give --fit too");
+  if (sub.count("--out") > 0) {
+    std::filesystem::path const parent = std::filesystem::path(o.out).parent_path();
+    std::error_code ec;
+    if (o.out.empty()) user_error("--out needs a file name");
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      user_error("cannot write '{}': directory '{}' does not exist", o.out, parent.string());
+    }
+  }
+  sim::MachineProfile profile =
+      sub.count("--profile") > 0 ? sim::read_profile_file(o.profile, rt::kFamilyNames) : sim::builtin_profile();
+  sim::KernelRates const base =
+      rt::family_rates(profile, *family, sub.count("--profile") > 0 ? "'" + o.profile + "'" : "built in");
+  std::vector<MeasuredShape> const shapes = read_measured_shapes(o.files);
+  std::vector<MeasuredShape> const held_out =
+      o.held_out.empty() ? std::vector<MeasuredShape>{} : read_measured_shapes(o.held_out);
+
+  Fidelity const before = evaluate_fidelity(shapes, base, profile.clock_mhz);
+  Fidelity const before_held = evaluate_fidelity(held_out, base, profile.clock_mhz);
+  sim::KernelRates fitted = base;
+  Fidelity after = before;
+  Fidelity after_held = before_held;
+  if (o.fit) {
+    fitted = fit_rates(shapes, base, profile.clock_mhz);
+    after = evaluate_fidelity(shapes, fitted, profile.clock_mhz);
+    after_held = evaluate_fidelity(held_out, fitted, profile.clock_mhz);
+    auto it = std::find_if(profile.families.begin(), profile.families.end(),
+                           [&](sim::FamilyRates const& f) { return f.family == o.family; });
+    DASH_ASSERT(it != profile.families.end());
+    it->rates = fitted;
+    it->source = fmt::format(
+        "dash fidelity --fit {}: end-to-end deterministic timings of {} shapes ({}); speedup over fa3 mean |log "
+        "error| {:.3f}, time {:.3f} on them",
+        today(), shapes.size(), fmt::join(o.files, ", "), after.speedup_error, after.time_error);
+    if (sub.count("--out") > 0) sim::write_file_atomic(o.out, sim::to_json(profile));
+  }
+
+  if (o.json) {
+    nlohmann::json j;
+    j["family"] = o.family;
+    j["rates"] = rates_json(base);
+    j["fit"] = summary_json(before);
+    if (!held_out.empty()) j["held_out"] = summary_json(before_held);
+    if (o.fit) {
+      j["fitted"] = {{"rates", rates_json(fitted)}, {"fit", summary_json(after)}};
+      if (!held_out.empty()) j["fitted"]["held_out"] = summary_json(after_held);
+    }
+    j["rows"] = nlohmann::json::array();
+    for (std::size_t k = 0; k < after.rows.size(); ++k) {
+      FidelityRow const& r = before.rows[k];
+      nlohmann::json row{{"shape", shape_label(r.shape->problem)},
+                         {"file", r.shape->source},
+                         {"strategy", r.strategy},
+                         {"measured_ms", r.measured_ms},
+                         {"measured_vs_fa3", r.measured_speedup},
+                         {"predicted_cycles", r.predicted},
+                         {"predicted_vs_fa3", r.predicted_speedup}};
+      if (o.fit) {
+        row["fitted_cycles"] = after.rows[k].predicted;
+        row["fitted_vs_fa3"] = after.rows[k].predicted_speedup;
+      }
+      j["rows"].push_back(row);
+    }
+    j["held_out_rows"] = nlohmann::json::array();
+    for (std::size_t k = 0; k < before_held.rows.size(); ++k) {
+      FidelityRow const& r = before_held.rows[k];
+      nlohmann::json row{{"shape", shape_label(r.shape->problem)}, {"file", r.shape->source},
+                         {"strategy", r.strategy},                  {"measured_ms", r.measured_ms},
+                         {"measured_vs_fa3", r.measured_speedup},   {"predicted_vs_fa3", r.predicted_speedup}};
+      if (o.fit) row["fitted_vs_fa3"] = after_held.rows[k].predicted_speedup;
+      j["held_out_rows"].push_back(row);
+    }
+    std::puts(j.dump(1).c_str());
+    return;
+  }
+  auto table = [&](char const* heading, Fidelity const& base_rows, Fidelity const& fit_rows) {
+    std::printf("%s\n%-44s %-16s %9s %9s %9s %9s\n", heading, "shape", "strategy", "ms", "meas/fa3", "pred/fa3",
+                o.fit ? "fit/fa3" : "");
+    for (std::size_t k = 0; k < base_rows.rows.size(); ++k) {
+      FidelityRow const& r = base_rows.rows[k];
+      std::printf("%-44s %-16s %9.3f %9.3f %9.3f", shape_label(r.shape->problem).c_str(), r.strategy.c_str(),
+                  r.measured_ms, r.measured_speedup, r.predicted_speedup);
+      if (o.fit) std::printf(" %9.3f", fit_rows.rows[k].predicted_speedup);
+      std::puts("");
+    }
+    std::puts("");
+  };
+  table("fitting set", before, after);
+  if (!held_out.empty()) table("held out", before_held, after_held);
+  std::printf("%s %s rates: F %d, B %d, L %lld, k %d, o %lld, pre/post %d B/cycle\n", o.family.c_str(),
+              sub.count("--profile") > 0 ? o.profile.c_str() : "built-in", base.flops_per_cycle,
+              base.reduce_bytes_per_cycle, static_cast<long long>(base.latency), base.dq_buffer,
+              static_cast<long long>(base.item_cycles), base.prepost_bytes_per_cycle);
+  std::fputs(summary_line("  fitting set", before).c_str(), stdout);
+  if (!held_out.empty()) std::fputs(summary_line("  held out", before_held).c_str(), stdout);
+  if (o.fit) {
+    std::printf("fitted: F %d, B %d, L %lld, k %d, o %lld, pre/post %d B/cycle\n", fitted.flops_per_cycle,
+                fitted.reduce_bytes_per_cycle, static_cast<long long>(fitted.latency), fitted.dq_buffer,
+                static_cast<long long>(fitted.item_cycles), fitted.prepost_bytes_per_cycle);
+    std::fputs(summary_line("  fitting set", after).c_str(), stdout);
+    if (!held_out.empty()) std::fputs(summary_line("  held out", after_held).c_str(), stdout);
+  }
+}
+
+}  // namespace
+
+void setup_fidelity(CLI::App& app) {
+  auto opts = std::make_shared<FidelityOptions>();
+  auto* sub = app.add_subcommand(
+      "fidelity", "the model against measured dash bench --json runs; --fit fits the family's rates to them");
+  sub->add_option("files", opts->files, "dash bench --json files (deterministic records of named strategies)")
+      ->required();
+  sub->add_option("--held-out", opts->held_out, "bench files reported, not fitted to");
+  sub->add_option("--family", opts->family, "kernel family whose rates are tried: sm80 | sm90")->capture_default_str();
+  sub->add_option("--profile", opts->profile, "machine profile (default: the built-in one)");
+  sub->add_flag("--fit", opts->fit, "fit F, B, L and o (coordinate descent on the errors)");
+  sub->add_option("--out", opts->out, "with --fit: write the profile with the fitted rates");
+  sub->add_flag("--json", opts->json, "print JSON instead of a table");
+  sub->callback([sub, opts] { run_fidelity(*sub, *opts); });
+}
+
+}  // namespace dash::cli
