@@ -4,6 +4,8 @@
 #                               for sm_80 and sm_90a, generated/ linked, static cudart and
 #                               header-only fmt, so the binaries run on the GPU machine as they are
 #                               (carry $BUILD there, or build there with the same command).
+#   scripts/gpu.sh build-trace  the same with kernel traces (DASH_KERNEL_TRACE, generic kernels only)
+#                               into $TRACE_BUILD (default build-trace): test_runtime and dash
 # On the GPU machine, from the repo root:
 #   scripts/gpu.sh [all|tests|sanitize|codegen|grid|bench]
 #     tests    every GPU test, for each kernel family the GPU runs (numerics, every validated
@@ -16,6 +18,10 @@
 #     codegen  rt_bench specialized: each kernel of generated/ vs the generic one, bitwise and
 #              timed in interleaved rounds (CODEGEN_ROUNDS, default 7)
 #     grid     determinism on the whole DASH grid (rt_bench grid 10)
+#     trace    with $TRACE_BUILD's binaries: the trace test, then dash bench --trace (and --svg) of
+#              each shape of TRACE_SHAPES (D/S/MASK, strategy TRACE_STRATEGY, default
+#              symmetric-shift, family TRACE_KERNEL, default sm90) and dash calibrate over them
+#              (calibrated.json); not part of "all"
 #     bench    scripts/bench.sh: dash bench on the DASH grid (each family of BENCH_KERNELS, default
 #              sm80,sm90) and PyTorch's backends (SDPA, FlashAttention-4 where it imports) in the
 #              same run
@@ -29,6 +35,14 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 build="${BUILD:-build-device}"
 
+if [[ "$what" == build-trace ]]; then
+  set -e
+  tbuild="${TRACE_BUILD:-build-trace}"
+  cmake -S . -B "$tbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_CODEGEN=OFF \
+    -DDASH_BENCHMARKS=OFF -DDASH_CUDA_ARCHS="80;90a" -DDASH_KERNEL_TRACE=ON -DDASH_LINK_GENERATED=OFF
+  cmake --build "$tbuild" --target test_runtime dash
+  exit 0
+fi
 if [[ "$what" == build ]]; then
   set -e
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_CODEGEN=OFF \
@@ -37,13 +51,16 @@ if [[ "$what" == build ]]; then
   exit 0
 fi
 case "$what" in
-  all|tests|sanitize|codegen|grid|bench) ;;
-  *) echo "gpu.sh: error: unknown stage '$what' (build, all, tests, sanitize, codegen, grid, bench)" >&2; exit 2 ;;
+  all|tests|sanitize|codegen|grid|bench|trace) ;;
+  *) echo "gpu.sh: error: unknown stage '$what' (build, build-trace, all, tests, sanitize, codegen, grid, bench, trace)" >&2
+     exit 2 ;;
 esac
 bin="$build/tests/runtime"
-for f in "$bin/test_runtime" "$bin/rt_bench" "$build/tools/dash"; do
-  [[ -x "$f" ]] || { echo "gpu.sh: error: $f not found (scripts/gpu.sh build first)" >&2; exit 2; }
-done
+if [[ "$what" != trace ]]; then
+  for f in "$bin/test_runtime" "$bin/rt_bench" "$build/tools/dash"; do
+    [[ -x "$f" ]] || { echo "gpu.sh: error: $f not found (scripts/gpu.sh build first)" >&2; exit 2; }
+  done
+fi
 out="${OUT:-out/gpu}"
 mkdir -p "$out"
 summary="$out/summary.txt"
@@ -81,6 +98,27 @@ fi
 want codegen && stage "codegen (specialized vs generic)" "${CODEGEN_LIMIT_S:-150}" "$out/specialized.txt" \
   "$bin/rt_bench" specialized generated/manifest.json "${CODEGEN_ROUNDS:-7}"
 want grid && stage "grid determinism" "${GRID_LIMIT_S:-240}" "$out/grid.txt" "$bin/rt_bench" grid 10
+if [[ "$what" == trace ]]; then
+  tbin="${TRACE_BUILD:-build-trace}"
+  for f in "$tbin/tests/runtime/test_runtime" "$tbin/tools/dash"; do
+    [[ -x "$f" ]] || { echo "gpu.sh: error: $f not found (scripts/gpu.sh build-trace first)" >&2; exit 2; }
+  done
+  stage "trace test" "${TESTS_LIMIT_S:-180}" "$out/trace-test.log" "$tbin/tests/runtime/test_runtime" "kernel traces*"
+  traces=()
+  for shape in ${TRACE_SHAPES:-128/8192/causal 128/8192/full 64/4096/causal}; do
+    IFS=/ read -r d s m <<< "$shape"
+    name="trace-d$d-$m-$s"
+    stage "trace $shape" "${TRACE_LIMIT_S:-120}" "$out/$name.txt" "$tbin/tools/dash" bench --kernel "${TRACE_KERNEL:-sm90}" \
+      --strategies "${TRACE_STRATEGY:-symmetric-shift}" --modes det --head-dim "$d" --seqlen "$s" --mask "$m" \
+      --batch $((16384 / s)) --heads $((2048 / d)) --trace "$out/$name.json" --svg "$out/$name.svg"
+    [[ -f "$out/$name.json" ]] && traces+=("$out/$name.json")
+  done
+  if [[ ${#traces[@]} -gt 0 ]]; then
+    stage "calibrate" 300 "$out/calibrate.txt" "$tbin/tools/dash" calibrate "${traces[@]}" --out "$out/calibrated.json"
+    cat "$out/calibrate.txt"
+  fi
+  grep -h "^trace:" "$out"/trace-*.txt
+fi
 if want bench; then
   s0=$SECONDS
   DASH_BIN="$build/tools/dash" DASH_COMMIT="$commit" OUT="$out/bench" \
