@@ -3,6 +3,7 @@
 // generator's template (runtime/schedule/table_policy.cuh) includes this, and clang parses it.
 #include <cstdint>
 
+#include "runtime/host_device.h"
 #include "runtime/kernel_trace.h"
 #include "runtime/watchdog_record.h"
 
@@ -106,13 +107,6 @@ struct TileMajorDq {
   int const* dq_tile_base = nullptr;  ///< per batch: the dQ tile id of (b, head 0, tile 0)
 };
 
-#ifndef DASH_HOST_DEVICE  // also defined by runtime/kernel_trace.h
-#if defined(__CUDACC__)
-#define DASH_HOST_DEVICE __host__ __device__
-#else
-#define DASH_HOST_DEVICE
-#endif
-#endif
 /// Float offset of element (r, c) of one tile-major dQ tile (the layout above).
 DASH_HOST_DEVICE constexpr int tile_major_offset(int r, int c, int head_dim) {
   int const share = (r / 64) * (head_dim / 64) + c / 64;

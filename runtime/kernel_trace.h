@@ -13,13 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#ifndef DASH_HOST_DEVICE  // also defined by runtime/kernel_params.h
-#if defined(__CUDACC__)
-#define DASH_HOST_DEVICE __host__ __device__
-#else
-#define DASH_HOST_DEVICE
-#endif
-#endif
+#include "runtime/host_device.h"
 
 namespace dash::rt {
 

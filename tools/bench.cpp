@@ -62,15 +62,6 @@ constexpr char const* kShapeFlags[] = {"batch",    "heads",    "kv-heads", "seql
                                        "seqlen-k", "head-dim", "mask"};
 constexpr char const* kGridFlags[] = {"head-dims", "seqlens", "masks", "total-tokens", "hidden"};
 
-std::string utc_now() {
-  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
   CommonOptions const& c = o.common;
   bool shape_given = false;
@@ -256,7 +247,7 @@ void run_bench(BenchOptions const& o) {
   if (!family && device && device->auto_family) model_family = *device->auto_family;
 
   BenchRun run;
-  run.date = utc_now();
+  run.date = utc_now("%Y-%m-%dT%H:%M:%SZ");
   run.gpu = device ? device->name : fmt::format("dry-run ({})", machine.name);
   run.sms = device ? device->sms : machine.sms;
   run.schedule_sms = machine.sms;

@@ -22,6 +22,7 @@
 #include "dagsim/model/simulate.h"
 #include "runtime/kernels/family_model.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace dash::cli {
 namespace {
@@ -33,15 +34,6 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-std::string today() {
-  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 struct TraceCheck {
   std::string file;
   std::string family;
@@ -51,14 +43,7 @@ struct TraceCheck {
 
 void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
   if (o.traces.empty()) user_error("calibrate needs at least one trace file");
-  if (sub.count("--out") > 0) {
-    std::filesystem::path const parent = std::filesystem::path(o.out).parent_path();
-    std::error_code ec;
-    if (o.out.empty()) user_error("--out needs a file name");
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-      user_error("cannot write '{}': directory '{}' does not exist", o.out, parent.string());
-    }
-  }
+  if (sub.count("--out") > 0) check_writable(o.out, "--out");
   sim::MachineProfile profile = sub.count("--profile") > 0
                                     ? sim::read_profile_file(o.profile, rt::kFamilyNames)
                                     : sim::builtin_profile();
@@ -74,8 +59,8 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
     std::string const source = fmt::format(
         "dash calibrate {}: {} trace(s); medians of {} full-step compute, {} dQ reduce, {} "
         "hand-off and {} work-item samples",
-        today(), o.traces.size(), fit.flops_per_cycle.samples, fit.bytes_per_cycle.samples,
-        fit.latency.samples, fit.item.samples);
+        utc_now("%Y-%m-%d"), o.traces.size(), fit.flops_per_cycle.samples,
+        fit.bytes_per_cycle.samples, fit.latency.samples, fit.item.samples);
     auto it = std::find_if(profile.families.begin(), profile.families.end(),
                            [&](sim::FamilyRates const& f) { return f.family == fit.family; });
     if (it == profile.families.end()) {

@@ -20,6 +20,7 @@
 #include "tools/bench_fidelity.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace dash::cli {
 namespace {
@@ -33,15 +34,6 @@ struct FidelityOptions {
   bool fit = false;
   bool json = false;
 };
-
-std::string today() {
-  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
 
 nlohmann::json summary_json(Fidelity const& f) {
   return {{"mean_abs_log_speedup_error", f.speedup_error}, {"max_abs_log_speedup_error", f.speedup_error_max},
@@ -69,14 +61,7 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   auto const family = rt::parse_family(o.family);
   if (!family) user_error("unknown --family '{}': expected sm80 or sm90", o.family.substr(0, 32));
   if (sub.count("--out") > 0 && !o.fit) user_error("--out writes the fitted profile: give --fit too");
-  if (sub.count("--out") > 0) {
-    std::filesystem::path const parent = std::filesystem::path(o.out).parent_path();
-    std::error_code ec;
-    if (o.out.empty()) user_error("--out needs a file name");
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-      user_error("cannot write '{}': directory '{}' does not exist", o.out, parent.string());
-    }
-  }
+  if (sub.count("--out") > 0) check_writable(o.out, "--out");
   sim::MachineProfile profile =
       sub.count("--profile") > 0 ? sim::read_profile_file(o.profile, rt::kFamilyNames) : sim::builtin_profile();
   sim::KernelRates const base =
@@ -99,9 +84,11 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
     DASH_ASSERT(it != profile.families.end());
     it->rates = fitted;
     it->source = fmt::format(
-        "dash fidelity --fit {}: end-to-end deterministic timings of {} shapes ({}); speedup over fa3 mean |log "
+        "dash fidelity --fit {}: end-to-end deterministic timings of {} shapes ({}); speedup over "
+        "fa3 mean |log "
         "error| {:.3f}, time {:.3f} on them",
-        today(), shapes.size(), fmt::join(o.files, ", "), after.speedup_error, after.time_error);
+        utc_now("%Y-%m-%d"), shapes.size(), fmt::join(o.files, ", "), after.speedup_error,
+        after.time_error);
     if (sub.count("--out") > 0) sim::write_file_atomic(o.out, sim::to_json(profile));
   }
 

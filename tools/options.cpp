@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <system_error>
 
@@ -105,11 +107,14 @@ sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& probl
   return cost;
 }
 
-// Fails before any work is done when an output could not be written: a missing directory should
-// not cost a long simulation, nor leave the other outputs of the run written without it.
 void check_output_path(CommonOptions const& o, char const* flag, std::string const& path) {
-  if (!o.has(flag)) return;
-  if (path.empty()) user_error("--{} needs a file name", flag);
+  if (o.has(flag)) check_writable(path, fmt::format("--{}", flag));
+}
+
+}  // namespace
+
+void check_writable(std::string const& path, std::string const& flag) {
+  if (path.empty()) user_error("{} needs a file name", flag);
   std::filesystem::path const parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
@@ -119,7 +124,14 @@ void check_output_path(CommonOptions const& o, char const* flag, std::string con
     user_error("cannot write '{}': it is a directory", path);
 }
 
-}  // namespace
+std::string utc_now(char const* format) {
+  std::time_t const now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
 
 void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
   auto* gpu =

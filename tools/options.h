@@ -100,6 +100,14 @@ void write_outputs(CommonOptions const& opts, Resolved const& resolved,
 /// UserError for any other spelling.
 std::optional<rt::KernelFamily> kernel_family(CommonOptions const& opts);
 
+/// Fails before any work is done when an output could not be written (no name, a missing
+/// directory, a directory): a missing directory should not cost a long run, nor leave the run's
+/// other outputs written without it. `flag` names it in the error ("--out").
+void check_writable(std::string const& path, std::string const& flag);
+
+/// The current UTC time in strftime's `format` ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%SZ").
+std::string utc_now(char const* format);
+
 /// Comma-separated positive integers ("512,1024,4096"); UserError naming the flag otherwise.
 std::vector<int> parse_int_list(std::string const& text, std::string const& flag);
 

@@ -1,6 +1,5 @@
 // `dash bench` without a GPU: the plan (--dry-run) with the simulator's exact predictions, its
 // JSON records, and every refusal as one error line with exit code 2 and no file left behind.
-#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <tuple>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "dagsim/core/machine.h"
@@ -24,58 +24,23 @@
 #include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
+#include "tests/cli/dash_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Result {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_all(fs::path const& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() / fmt::format("dash_bench_{}_{}", ::getpid(), counter++);
-    fs::create_directories(dir);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  [[nodiscard]] std::string path(std::string const& name) const { return (dir / name).string(); }
-};
+using Result = dash::test::Output;
+using TempDir = dash::test::Scratch;
+using dash::test::slurp;
 
 Result bench(std::string const& args, std::string const& env = "") {
-  TempDir const io;
-  std::string const command = fmt::format("{} '{}' bench {} >'{}' 2>'{}'", env, DASH_BINARY, args,
-                                          io.path("out"), io.path("err"));
-  int const status = std::system(command.c_str());
-  Result r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_all(io.dir / "out");
-  r.err = read_all(io.dir / "err");
-  return r;
+  return dash::test::run_dash("bench " + args, env);
 }
 
 void check_refused(Result const& r, std::string const& expected) {
-  INFO("stderr: " << r.err);
-  CHECK(r.rc == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("dash: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(expected) != std::string::npos);
+  dash::test::check_user_error(r, expected);
 }
 
 dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind mask) {
@@ -132,7 +97,7 @@ TEST_CASE("bench: the predictions use the rates of the family named by --kernel"
                                        dash::rt::family_name(family), file));
     INFO("stderr: " << r.err);
     REQUIRE(r.rc == 0);
-    json const records = json::parse(read_all(file));
+    json const records = json::parse(slurp(file));
     REQUIRE(records.size() == 1);
     dash::sim::CostModel const cost = dash::rt::family_default_model(p, family);
     std::int64_t const expected =
@@ -154,7 +119,7 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
                         file));
   INFO("stderr: " << r.err);
   REQUIRE(r.rc == 0);
-  json const records = json::parse(read_all(file));
+  json const records = json::parse(slurp(file));
   REQUIRE(records.size() == 4);  // 1 shape x 2 strategies x 2 modes
 
   dash::sim::Problem const p = grid_problem(2048, 64, dash::sim::MaskKind::kCausal);
@@ -205,7 +170,7 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
       bench(fmt::format("--dry-run --hidden 256 --strategies fa3 --modes det --json '{}'", file));
   INFO("stderr: " << r.err);
   REQUIRE(r.rc == 0);
-  json const records = json::parse(read_all(file));
+  json const records = json::parse(slurp(file));
   std::set<std::tuple<int, int, std::string>> shapes;
   for (auto const& rec : records) {
     int const s = rec["seqlen_q"];
@@ -229,7 +194,7 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
                         "--strategies shift --json '{}'",
                         one));
   REQUIRE(single.rc == 0);
-  json const recs = json::parse(read_all(one));
+  json const recs = json::parse(slurp(one));
   REQUIRE(recs.size() == 2);
   CHECK(recs[0]["batch"] == 2);
   CHECK(recs[0]["heads"] == 4);
@@ -246,7 +211,7 @@ TEST_CASE("bench: strategy search times dash search's best schedule of each shap
       file));
   INFO("stderr: " << r.err);
   REQUIRE(r.rc == 0);
-  json const records = json::parse(read_all(file));
+  json const records = json::parse(slurp(file));
   REQUIRE(records.size() == 2);
   CHECK(records[1]["strategy"] == "search");
 

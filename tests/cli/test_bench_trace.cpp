@@ -20,12 +20,16 @@
 
 #include "dagsim/core/error.h"
 #include "dagsim/model/trace.h"
+#include "tests/cli/dash_process.h"
 #include "tools/bench_trace.h"
 
 namespace {
 
 using dash::cli::decode_trace;
 using dash::rt::RawTrace;
+using Result = dash::test::Output;
+
+Result dash_run(std::string const& args) { return dash::test::run_dash(args); }
 
 // Two CTAs: CTA 0 runs item (b0 h1 j0) over Q tiles 1, 0 and then (b0 h1 j2) over Q tile 1; CTA 1
 // runs (b0 h0 j1) over Q tile 0.
@@ -74,33 +78,6 @@ RawTrace record(dash::sim::Schedule const& s, int steps, int items) {
     }
   }
   return raw;
-}
-
-struct Result {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-Result dash_run(std::string const& args) {
-  namespace fs = std::filesystem;
-  fs::path const dir = fs::temp_directory_path() / fmt::format("dash_trace_{}", ::getpid());
-  fs::create_directories(dir);
-  std::string const command = fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args,
-                                          (dir / "out").string(), (dir / "err").string());
-  int const status = std::system(command.c_str());
-  auto read = [](fs::path const& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  Result r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read(dir / "out");
-  r.err = read(dir / "err");
-  fs::remove_all(dir);
-  return r;
 }
 
 }  // namespace
@@ -250,23 +227,21 @@ TEST_CASE("trace: the measured and simulated charts share one SVG and one time a
 }
 
 TEST_CASE("bench --trace: one shape and one strategy, refused otherwise") {
-  auto refused = [](Result const& r, std::string const& what) {
-    INFO("stderr: " << r.err);
-    CHECK(r.rc == 2);
-    CHECK(r.err.find(what) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  };
-  refused(dash_run("bench --trace /tmp/t.json --strategies fa3,shift --seqlen 1024 --head-dim 64 "
-                   "--mask full"),
-          "give one shape and one strategy (shapes: 1, strategies: 2)");
-  refused(dash_run("bench --trace /tmp/t.json --strategies fa3"), "(shapes: 24, strategies: 1)");
-  refused(
+  dash::test::check_user_error(
+      dash_run("bench --trace /tmp/t.json --strategies fa3,shift --seqlen 1024 --head-dim 64 "
+               "--mask full"),
+      "give one shape and one strategy (shapes: 1, strategies: 2)");
+  dash::test::check_user_error(dash_run("bench --trace /tmp/t.json --strategies fa3"),
+                               "(shapes: 24, strategies: 1)");
+  dash::test::check_user_error(
       dash_run("bench --svg /tmp/t.svg --strategies fa3 --seqlen 1024 --head-dim 64 --mask full"),
       "--svg draws a kernel trace: give --trace too");
-  refused(dash_run("bench --dry-run --trace /tmp/t.json --strategies fa3 --seqlen 1024 --head-dim "
-                   "64 --mask full"),
-          "--dry-run runs nothing");
-  refused(dash_run("bench --trace /nonexistent/t.json --strategies fa3 --seqlen 1024 --head-dim 64 "
-                   "--mask full"),
-          "cannot write '/nonexistent/t.json': directory '/nonexistent' does not exist");
+  dash::test::check_user_error(
+      dash_run("bench --dry-run --trace /tmp/t.json --strategies fa3 --seqlen 1024 --head-dim "
+               "64 --mask full"),
+      "--dry-run runs nothing");
+  dash::test::check_user_error(
+      dash_run("bench --trace /nonexistent/t.json --strategies fa3 --seqlen 1024 --head-dim 64 "
+               "--mask full"),
+      "cannot write '/nonexistent/t.json': directory '/nonexistent' does not exist");
 }

@@ -25,11 +25,14 @@
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/trace.h"
 #include "runtime/kernels/family_model.h"
+#include "tests/cli/dash_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace dash::sim;
+using dash::test::Output;
+using dash::test::run_dash;
 
 Problem causal_problem(int batch, int heads, int seqlen, int head_dim) {
   Problem p;
@@ -59,32 +62,6 @@ TraceRecord simulated_trace(Problem const& p, int sms, KernelRates const& rates,
 auto key(Slice const& s) {
   return std::tie(s.cta, s.kind, s.batch, s.head, s.q_tile, s.kv_tile, s.start, s.finish, s.ready,
                   s.sm);
-}
-
-struct Output {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-Output run_dash(std::string const& args) {
-  fs::path const dir = fs::temp_directory_path() / fmt::format("dash_cal_{}", ::getpid());
-  fs::create_directories(dir);
-  int const status = std::system(fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args,
-                                             (dir / "out").string(), (dir / "err").string())
-                                     .c_str());
-  auto read = [](fs::path const& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  Output o;
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = read(dir / "out");
-  o.err = read(dir / "err");
-  fs::remove_all(dir);
-  return o;
 }
 
 }  // namespace
@@ -196,19 +173,13 @@ TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulate
   CHECK(table.rc == 0);
   CHECK(table.out.find("(+0.0%)") != std::string::npos);
 
-  auto refused = [](Output const& o, std::string const& what) {
-    INFO("stderr: " << o.err);
-    CHECK(o.rc == 2);
-    CHECK(o.out.empty());
-    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
-    CHECK(o.err.find(what) != std::string::npos);
-  };
-  refused(run_dash("calibrate"), "traces is required");
-  refused(run_dash("calibrate /nonexistent/t.json"),
-          "cannot read trace '/nonexistent/t.json': no such file");
+  dash::test::check_user_error(run_dash("calibrate"), "traces is required");
+  dash::test::check_user_error(run_dash("calibrate /nonexistent/t.json"),
+                               "cannot read trace '/nonexistent/t.json': no such file");
   std::ofstream(dir / "plain.json") << R"({"traceEvents": [], "otherData": {"title": "x"}})";
-  refused(run_dash(fmt::format("calibrate '{}'", (dir / "plain.json").string())),
-          "otherData has no \"problem\"");
+  dash::test::check_user_error(
+      run_dash(fmt::format("calibrate '{}'", (dir / "plain.json").string())),
+      "otherData has no \"problem\"");
   std::string text;
   {
     std::ifstream in(trace);
@@ -219,14 +190,17 @@ TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulate
   std::string wrong = text;
   wrong.replace(wrong.find("\"family\":\"sm90\""), 15, "\"family\":\"sm77\"");
   std::ofstream(dir / "family.json") << wrong;
-  refused(run_dash(fmt::format("calibrate '{}'", (dir / "family.json").string())),
-          "unknown kernel family 'sm77'");
+  dash::test::check_user_error(
+      run_dash(fmt::format("calibrate '{}'", (dir / "family.json").string())),
+      "unknown kernel family 'sm77'");
   std::string outside = text;
   outside.replace(outside.find("\"name\":\"C b0 h0 i"), 17, "\"name\":\"C b7 h0 i");
   std::ofstream(dir / "outside.json") << outside;
-  refused(run_dash(fmt::format("calibrate '{}'", (dir / "outside.json").string())),
-          "is not a step of the problem");
-  refused(run_dash(fmt::format("calibrate '{}' --out /nonexistent/p.json", trace)),
-          "directory '/nonexistent' does not exist");
+  dash::test::check_user_error(
+      run_dash(fmt::format("calibrate '{}'", (dir / "outside.json").string())),
+      "is not a step of the problem");
+  dash::test::check_user_error(
+      run_dash(fmt::format("calibrate '{}' --out /nonexistent/p.json", trace)),
+      "directory '/nonexistent' does not exist");
   fs::remove_all(dir);
 }

@@ -22,68 +22,17 @@
 #include "dagsim/model/simulate.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
+#include "tests/cli/dash_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using dash::test::check_user_error;
+using dash::test::Output;
+using dash::test::run_dash;
+using dash::test::Scratch;
+using dash::test::slurp;
 using nlohmann::json;
-
-struct Output {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(fs::path const& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// A scratch directory per test, removed at the end.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() / fmt::format("dash_cli_{}_{}", ::getpid(), counter++);
-    fs::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  [[nodiscard]] std::string operator/(std::string const& name) const {
-    return (dir / name).string();
-  }
-  [[nodiscard]] std::size_t entries() const {
-    std::size_t n = 0;
-    for ([[maybe_unused]] auto const& e : fs::directory_iterator(dir)) ++n;
-    return n;
-  }
-};
-
-Output run_dash(std::string const& args) {
-  Scratch const io;
-  std::string const command =
-      fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args, io / "out", io / "err");
-  int const status = std::system(command.c_str());
-  Output o;
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = slurp(io.dir / "out");
-  o.err = slurp(io.dir / "err");
-  return o;
-}
-
-/// Exit 2, nothing on stdout, exactly one "dash: error: ..." line on stderr.
-void check_user_error(Output const& o, std::string const& expected) {
-  INFO("stderr: " << o.err);
-  CHECK(o.rc == 2);
-  CHECK(o.out.empty());
-  CHECK(o.err.rfind("dash: error: ", 0) == 0);
-  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
-  CHECK(o.err.find(expected) != std::string::npos);
-}
 
 dash::sim::Problem small_problem() {
   dash::sim::Problem p;

@@ -21,6 +21,7 @@
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/simulate.h"
+#include "tests/cli/dash_process.h"
 #include "tools/bench_fidelity.h"
 
 namespace {
@@ -28,6 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace dash::sim;
 using dash::cli::MeasuredShape;
+using dash::test::Output;
+using dash::test::run_dash;
 
 Problem shape(int heads, int seqlen, char const* mask) {
   Problem p;
@@ -56,41 +59,10 @@ double model_ms(Problem const& p, int sms, std::string const& strategy, KernelRa
   return static_cast<double>(c + prepost_cycles(p, truth)) / 1e6;
 }
 
-struct Output {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-Output run_dash(std::string const& args) {
-  fs::path const dir = fs::temp_directory_path() / fmt::format("dash_fid_{}", ::getpid());
-  fs::create_directories(dir);
-  int const status = std::system(
-      fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args, (dir / "out").string(), (dir / "err").string()).c_str());
-  auto read = [](fs::path const& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  Output o;
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = read(dir / "out");
-  o.err = read(dir / "err");
-  fs::remove_all(dir);
-  return o;
-}
-
-struct Files {
-  fs::path dir = fs::temp_directory_path() / fmt::format("dash_fid_files_{}", ::getpid());
-  Files() { fs::create_directories(dir); }
-  ~Files() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+/// A scratch folder that writes JSON documents.
+struct Files : dash::test::Scratch {
   [[nodiscard]] std::string write(std::string const& name, nlohmann::json const& j) const {
-    std::ofstream(dir / name) << j.dump(1);
-    return (dir / name).string();
+    return Scratch::write(name, j.dump(1));
   }
 };
 
@@ -183,14 +155,10 @@ TEST_CASE("fidelity: dash fidelity on a committed run, and its refusals") {
   CHECK(j["rows"].size() >= 2);
   CHECK(j["rows"][0]["strategy"] == "fa3");
   CHECK(j["fit"]["speedups_compared"].get<int>() == static_cast<int>(j["rows"].size()) - 1);
-  auto refused = [](Output const& r, std::string const& what) {
-    INFO("stderr: " << r.err);
-    CHECK(r.rc == 2);
-    CHECK(r.out.empty());
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK(r.err.find(what) != std::string::npos);
-  };
-  refused(run_dash("fidelity /nonexistent/b.json"), "cannot read bench file '/nonexistent/b.json'");
-  refused(run_dash(fmt::format("fidelity '{}' --out /tmp/p.json", run)), "give --fit too");
-  refused(run_dash(fmt::format("fidelity '{}' --family sm99", run)), "unknown --family 'sm99'");
+  dash::test::check_user_error(run_dash("fidelity /nonexistent/b.json"),
+                               "cannot read bench file '/nonexistent/b.json'");
+  dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --out /tmp/p.json", run)),
+                               "give --fit too");
+  dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --family sm99", run)),
+                               "unknown --family 'sm99'");
 }

@@ -21,53 +21,17 @@
 #include "dagsim/model/profile.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
+#include "tests/cli/dash_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using dash::sim::profile_from_json;
 
-std::string slurp(fs::path const& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() / fmt::format("dash_profile_{}_{}", ::getpid(), counter++);
-    fs::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  [[nodiscard]] std::string write(std::string const& name, std::string const& text) const {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
-  }
-};
-
-struct Output {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-Output run_dash(std::string const& args) {
-  Scratch const io;
-  std::string const command = fmt::format("'{}' {} >'{}' 2>'{}'", DASH_BINARY, args,
-                                          (io.dir / "out").string(), (io.dir / "err").string());
-  int const status = std::system(command.c_str());
-  Output o;
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = slurp(io.dir / "out");
-  o.err = slurp(io.dir / "err");
-  return o;
-}
+using dash::test::Output;
+using dash::test::run_dash;
+using dash::test::Scratch;
+using dash::test::slurp;
 
 std::string const kSource = slurp(fs::path(DASH_SOURCE_DIR) / "profiles" / "h200.json");
 
@@ -180,25 +144,19 @@ TEST_CASE("profile: --profile sets the default model's rates of the family in us
                                (fs::path(DASH_SOURCE_DIR) / "profiles/h200.json").string() + "'");
   CHECK(same.out == base.out);
 
-  auto one_error = [](Output const& o, std::string const& what) {
-    INFO("stderr: " << o.err);
-    CHECK(o.rc == 2);
-    CHECK(o.out.empty());
-    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
-    CHECK(o.err.find(what) != std::string::npos);
-  };
   std::string const no_sm90 =
       s.write("no_sm90.json", edited([](auto& j) { j["families"].erase("sm90"); }));
-  one_error(run_dash(args + " --profile '" + no_sm90 + "'"), "has no rates for kernel family sm90");
-  one_error(run_dash(args + " --profile /nonexistent/p.json"),
-            "cannot read profile '/nonexistent/p.json': no such file");
+  dash::test::check_user_error(run_dash(args + " --profile '" + no_sm90 + "'"),
+                               "has no rates for kernel family sm90");
+  dash::test::check_user_error(run_dash(args + " --profile /nonexistent/p.json"),
+                               "cannot read profile '/nonexistent/p.json': no such file");
   std::string const bad = s.write("bad.json", "{\"format\": 1}");
-  one_error(run_dash(args + " --profile '" + bad + "'"),
-            "bad.json: profile.format: expected a string");
+  dash::test::check_user_error(run_dash(args + " --profile '" + bad + "'"),
+                               "bad.json: profile.format: expected a string");
   // Every subcommand with a cost model takes it.
   for (char const* sub : {"compare", "bounds", "search --budget 1"}) {
     INFO(sub);
-    one_error(
+    dash::test::check_user_error(
         run_dash(fmt::format("{} --sms 16 --heads 4 --seqlen 2048 --profile '{}'", sub, no_sm90)),
         "has no rates for kernel family sm90");
   }
