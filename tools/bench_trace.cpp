@@ -146,6 +146,7 @@ TraceSummary summarize(KernelTrace const& trace) {
   TraceSummary s;
   s.span_ns = static_cast<double>(trace.span_ns);
   double compute = 0, load = 0, buffer = 0, lag = 0, ticket = 0, reduce = 0, gap = 0;
+  double end = 0, kv = 0, first = 0;
   std::int64_t gaps = 0;
   for (CtaTrace const& cta : trace.ctas) {
     for (TraceStep const& st : cta.steps) {
@@ -162,15 +163,21 @@ TraceSummary summarize(KernelTrace const& trace) {
     // Item boundaries: the previous non-empty item's last partial handed over to this item's
     // first loads in hand.
     std::size_t n = 0;
+    TraceItem const* previous = nullptr;
     std::int64_t last_staged = -1;
     for (TraceItem const& item : cta.items) {
       if (item.steps == 0) continue;
-      if (last_staged >= 0) {
-        gap += static_cast<double>(cta.steps[n].at[rt::kStepLoaded] - last_staged);
+      if (previous != nullptr) {
+        std::int64_t const loaded = cta.steps[n].at[rt::kStepLoaded];
+        gap += static_cast<double>(loaded - last_staged);
+        end += static_cast<double>(previous->at[rt::kItemEnd] - last_staged);
+        kv += static_cast<double>(item.at[rt::kItemStart] - item.at[rt::kItemWait]);
+        first += static_cast<double>(loaded - item.at[rt::kItemStart]);
         ++gaps;
       }
       n += static_cast<std::size_t>(item.steps);
       last_staged = cta.steps[n - 1].at[rt::kStepStaged];
+      previous = &item;
     }
   }
   double const steps = static_cast<double>(std::max<std::int64_t>(s.steps, 1));
@@ -180,7 +187,11 @@ TraceSummary summarize(KernelTrace const& trace) {
   s.writer_lag_ns = lag / steps;
   s.ticket_wait_ns = ticket / steps;
   s.reduce_ns = reduce / steps;
-  s.item_gap_ns = gaps > 0 ? gap / static_cast<double>(gaps) : 0.0;
+  double const boundaries = static_cast<double>(std::max<std::int64_t>(gaps, 1));
+  s.item_gap_ns = gap / boundaries;
+  s.item_end_ns = end / boundaries;
+  s.item_kv_ns = kv / boundaries;
+  s.item_first_ns = first / boundaries;
   double const area = static_cast<double>(trace.ctas.size()) * s.span_ns;
   s.busy = area > 0 ? compute / area : 0.0;
   return s;
@@ -190,11 +201,11 @@ std::string format_summary(TraceSummary const& s) {
   return fmt::format(
       "trace: {} steps, {} items, {:.1f} us; per step (ns): compute {:.0f}, waiting for loads "
       "{:.0f}, for a dQ "
-      "buffer {:.0f}; writer: lag {:.0f}, ticket wait {:.0f}, add {:.0f}; between items {:.0f} ns; "
-      "compute busy "
-      "{:.1f}%\n",
+      "buffer {:.0f}; writer: lag {:.0f}, ticket wait {:.0f}, add {:.0f}; between items {:.0f} ns "
+      "(dK/dV out {:.0f}, K/V wait {:.0f}, first loads {:.0f}); compute busy {:.1f}%\n",
       s.steps, s.items, s.span_ns / 1000.0, s.compute_ns, s.load_wait_ns, s.buffer_wait_ns,
-      s.writer_lag_ns, s.ticket_wait_ns, s.reduce_ns, s.item_gap_ns, 100.0 * s.busy);
+      s.writer_lag_ns, s.ticket_wait_ns, s.reduce_ns, s.item_gap_ns, s.item_end_ns, s.item_kv_ns,
+      s.item_first_ns, 100.0 * s.busy);
 }
 
 }  // namespace dash::cli

@@ -57,7 +57,11 @@ struct TraceSummary {
   double ticket_wait_ns = 0;  ///< the writer waiting for the rank
   double reduce_ns = 0;       ///< the add (and, det, its completion and the release)
   double item_gap_ns = 0;     ///< per item after a CTA's first: previous item's last partial handed
-                              ///< over to this item's first loads in hand
+                              ///< over to this item's first loads in hand; of which (the three
+                              ///< parts, less the few instructions between them):
+  double item_end_ns = 0;     ///<   previous item's last partial handed over to its dK, dV stored
+  double item_kv_ns = 0;      ///<   waiting for this item's K, V
+  double item_first_ns = 0;   ///<   K, V in hand to the first step's Q, dO in hand
   double busy = 0;            ///< compute over (CTAs x span)
 };
 TraceSummary summarize(KernelTrace const& trace);

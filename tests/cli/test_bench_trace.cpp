@@ -204,6 +204,11 @@ TEST_CASE("trace: the summary's means per step") {
   CHECK(m.reduce_ns == Approx(17.5));
   // One item boundary (CTA 0): step 1 staged at 80, step 2 loaded at 60 -> -20.
   CHECK(m.item_gap_ns == Approx(-20.0));
+  // Its parts: item 0 ends at 12 (10 steps after its wait at 0, + 2), 68 before step 1 was
+  // staged; item 1 waits at 7 for K, V in hand at 8; step 2's loads are in hand at 60.
+  CHECK(m.item_end_ns == Approx(-68.0));
+  CHECK(m.item_kv_ns == Approx(1.0));
+  CHECK(m.item_first_ns == Approx(52.0));
   CHECK(dash::cli::format_summary(m).find("4 steps, 3 items") != std::string::npos);
 }
 
