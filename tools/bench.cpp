@@ -175,16 +175,6 @@ sim::Machine schedule_machine(CommonOptions const& o, std::optional<DeviceInfo> 
   return m;
 }
 
-void check_output_path(std::string const& path, char const* flag) {
-  if (path.empty()) user_error("{} needs a file name", flag);
-  std::filesystem::path const parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    user_error("{} {}: directory {} does not exist", flag, path, parent.string());
-  }
-  if (std::filesystem::is_directory(path, ec)) user_error("{} {}: is a directory", flag, path);
-}
-
 /// --trace / --svg: one more backward of the (only) shape and strategy with the kernel trace on,
 /// written with the simulator's tracks and slice names; its summary on stdout.
 void write_kernel_trace(BenchOptions const& o, BackwardTimer& timer, DeviceInfo const& device,
@@ -223,7 +213,7 @@ void run_bench(BenchOptions const& o) {
     user_error("--search-evals must be in 1..100000000, got {}", o.search_evals);
   }
   std::vector<sim::Problem> const shapes = planned_shapes(o);
-  if (c.has("json")) check_output_path(o.json_file, "--json");
+  if (c.has("json")) check_writable(o.json_file, "--json");
   if (c.has("svg") && !c.has("trace")) user_error("--svg draws a kernel trace: give --trace too");
   if (c.has("trace")) {
     if (shapes.size() != 1 || strategies.size() != 1) {

@@ -36,6 +36,10 @@ std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign;
 // Beyond this many sets the rotation no longer matters for tiny problems; the count is reported.
 constexpr std::size_t kMaxInputSets = 512;
 
+rt::Reduction reduction_of(BenchMode mode) {
+  return mode == BenchMode::kDet ? rt::Reduction::kDeterministic : rt::Reduction::kAtomic;
+}
+
 }  // namespace
 
 struct BackwardTimer::State {
@@ -53,6 +57,9 @@ struct BackwardTimer::State {
   std::optional<rt::Attention> attention;
   sim::Problem problem;
   std::size_t cursor = 0;  ///< next set; carried across calls so consecutive calls never share one
+
+  /// The tensors of the next input set in rotation.
+  rt::AttentionTensors next_tensors() { return tensors(cursor++ % sets); }
 
   [[nodiscard]] std::size_t off_k() const { return align_up(elems_q * 2); }
   [[nodiscard]] std::size_t off_v() const { return off_k() + align_up(elems_k * 2); }
@@ -211,11 +218,8 @@ std::string BackwardTimer::kernel_name() const {
 Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
   State& s = *state_;
   DASH_ASSERT(s.attention.has_value() && plan.iters >= 1 && plan.warmup >= 0);
-  rt::Reduction const reduction =
-      mode == BenchMode::kDet ? rt::Reduction::kDeterministic : rt::Reduction::kAtomic;
-  auto next_set = [&s] { return s.cursor++ % s.sets; };
-  for (int w = 0; w < plan.warmup; ++w)
-    s.attention->backward(s.tensors(next_set()), reduction, s.stream);
+  rt::Reduction const reduction = reduction_of(mode);
+  for (int w = 0; w < plan.warmup; ++w) s.attention->backward(s.next_tensors(), reduction, s.stream);
 
   // Events are destroyed however this scope is left.
   std::vector<cudaEvent_t> events(static_cast<std::size_t>(2 * plan.iters), nullptr);
@@ -229,7 +233,7 @@ Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
   } const guard{events};
   for (auto& e : events) DASH_CUDA_CHECK(cudaEventCreate(&e));
   for (std::size_t it = 0; it < events.size(); it += 2) {
-    rt::AttentionTensors const t = s.tensors(next_set());
+    rt::AttentionTensors const t = s.next_tensors();
     DASH_CUDA_CHECK(cudaEventRecord(events[it], s.stream));
     s.attention->backward(t, reduction, s.stream);
     DASH_CUDA_CHECK(cudaEventRecord(events[it + 1], s.stream));
@@ -250,15 +254,14 @@ Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
 rt::RawTrace BackwardTimer::trace(BenchMode mode) {
   State& s = *state_;
   DASH_ASSERT(s.attention.has_value());
-  rt::Reduction const reduction =
-      mode == BenchMode::kDet ? rt::Reduction::kDeterministic : rt::Reduction::kAtomic;
+  rt::Reduction const reduction = reduction_of(mode);
   s.attention->set_trace(true);  // UserError in a build without kernel traces
   // Switched off again however this call is left, so later timed calls are not traced.
   struct Off {
     rt::Attention& a;
     ~Off() { a.set_trace(false); }
   } const off{*s.attention};
-  s.attention->backward(s.tensors(s.cursor++ % s.sets), reduction, s.stream);
+  s.attention->backward(s.next_tensors(), reduction, s.stream);
   return s.attention->read_trace(s.stream);
 }
 

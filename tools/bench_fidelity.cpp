@@ -14,6 +14,7 @@
 #include "dagsim/core/json_input.h"
 #include "dagsim/core/machine.h"
 #include "dagsim/core/mask.h"
+#include "dagsim/core/schedule.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
@@ -101,15 +102,37 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
   return out;
 }
 
-Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz) {
+namespace {
+
+/// The schedules of each shape's strategies (made for its SMs): they do not depend on the rates,
+/// so a fit builds them once.
+using ShapeSchedules = std::vector<std::vector<sim::Schedule>>;
+
+ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes) {
+  ShapeSchedules out;
+  out.reserve(shapes.size());
+  for (MeasuredShape const& s : shapes) {
+    sim::Machine const m = sim::machine_with_sms(s.sms);
+    std::vector<sim::Schedule> per_strategy;
+    per_strategy.reserve(s.strategies.size());
+    for (auto const& name : s.strategies) per_strategy.push_back(sim::make_strategy(name, s.problem, m));
+    out.push_back(std::move(per_strategy));
+  }
+  return out;
+}
+
+Fidelity evaluate(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
+                  sim::KernelRates const& rates, int clock_mhz) {
   DASH_ASSERT(clock_mhz > 0);
+  DASH_ASSERT(schedules.size() == shapes.size());
   // One task per shape; each simulates the shape's strategies.
-  auto one = [&](MeasuredShape const& s) {
+  auto one = [&](std::size_t k) {
+    MeasuredShape const& s = shapes[k];
     sim::Machine const m = sim::machine_with_sms(s.sms);
     sim::CostModel const cost = sim::default_model(s.problem, rates);
     std::vector<sim::Cycles> makespans;
-    for (auto const& name : s.strategies) {
-      makespans.push_back(sim::simulate(s.problem, m, cost, sim::make_strategy(name, s.problem, m)).makespan);
+    for (sim::Schedule const& schedule : schedules[k]) {
+      makespans.push_back(sim::simulate(s.problem, m, cost, schedule).makespan);
     }
     return makespans;
   };
@@ -118,7 +141,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
   for (std::size_t first = 0; first < shapes.size(); first += threads) {
     std::vector<std::future<std::vector<sim::Cycles>>> tasks;
     for (std::size_t k = first; k < std::min(shapes.size(), first + threads); ++k) {
-      tasks.push_back(std::async(std::launch::async, one, std::cref(shapes[k])));
+      tasks.push_back(std::async(std::launch::async, one, k));
     }
     for (std::size_t k = 0; k < tasks.size(); ++k) predicted[first + k] = tasks[k].get();
   }
@@ -157,9 +180,16 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
   return f;
 }
 
+}  // namespace
+
+Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz) {
+  return evaluate(shapes, make_schedules(shapes), rates, clock_mhz);
+}
+
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, sim::KernelRates start, int clock_mhz) {
+  ShapeSchedules const schedules = make_schedules(shapes);
   auto objective = [&](sim::KernelRates const& r) {
-    Fidelity const f = evaluate_fidelity(shapes, r, clock_mhz);
+    Fidelity const f = evaluate(shapes, schedules, r, clock_mhz);
     return f.speedup_error + f.time_error;
   };
   sim::KernelRates best = start;

@@ -4,8 +4,12 @@
 // one object (nlohmann's parser would let the last one win). Every failure is one UserError.
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "dagsim/core/error.h"
 
 namespace dash::sim {
 
@@ -17,6 +21,18 @@ nlohmann::json parse_user_json(std::string const& text, int max_depth);
 /// ("cannot read schedule 'x.json': no such file").
 std::string read_user_file(std::string const& path, std::string const& what,
                            std::uintmax_t max_bytes);
+
+/// `parse(text)` of the file at `path` (read as read_user_file reads it), its UserErrors prefixed
+/// with the path ("x.json: malformed JSON: ...").
+template <class Parse>
+auto read_user_document(std::string const& path, std::string const& what, std::uintmax_t max_bytes, Parse&& parse) {
+  std::string const text = read_user_file(path, what, max_bytes);
+  try {
+    return std::forward<Parse>(parse)(text);
+  } catch (UserError const& e) {
+    throw UserError(fmt::format("{}: {}", path, e.what()));
+  }
+}
 
 /// `text` as a JSON string (invalid UTF-8 replaced), for error messages and documents.
 std::string json_quoted(std::string const& text);

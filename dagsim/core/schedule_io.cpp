@@ -388,12 +388,7 @@ ScheduleDocument schedule_from_json(std::string const& text) {
 }
 
 ScheduleDocument read_schedule_file(std::string const& path) {
-  std::string const text = read_user_file(path, "schedule", kMaxFileBytes);
-  try {
-    return schedule_from_json(text);
-  } catch (UserError const& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
-  }
+  return read_user_document(path, "schedule", kMaxFileBytes, schedule_from_json);
 }
 
 void write_file_atomic(std::string const& path, std::string const& content) {

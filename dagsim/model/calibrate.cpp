@@ -84,6 +84,26 @@ RateFit fit_of(std::vector<double> const& samples) {
   return f;
 }
 
+
+/// Each CTA's compute slices in the order it ran them (by start, then finish).
+std::vector<std::vector<Slice const*>> compute_per_cta(Timeline const& timeline) {
+  std::vector<std::vector<Slice const*>> out(timeline.cta_sms.size());
+  for (Slice const& s : timeline.slices) {
+    if (s.kind == NodeKind::kCompute) out[static_cast<std::size_t>(s.cta)].push_back(&s);
+  }
+  for (auto& list : out) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](Slice const* a, Slice const* b) { return std::tie(a->start, a->finish) < std::tie(b->start, b->finish); });
+  }
+  return out;
+}
+
+/// Whether consecutive compute slices of one CTA belong to one work item: a work item's first
+/// step is where (b, h, KV tile) changes.
+bool same_item(Slice const& a, Slice const& b) {
+  return a.batch == b.batch && a.head == b.head && a.kv_tile == b.kv_tile;
+}
+
 }  // namespace
 
 TraceRecord trace_from_json(std::string const& text) {
@@ -170,12 +190,7 @@ TraceRecord trace_from_json(std::string const& text) {
 }
 
 TraceRecord read_trace_file(std::string const& path) {
-  std::string const text = read_user_file(path, "trace", kMaxFileBytes);
-  try {
-    return trace_from_json(text);
-  } catch (UserError const& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
-  }
+  return read_user_document(path, "trace", kMaxFileBytes, trace_from_json);
 }
 
 std::optional<Schedule> schedule_from_trace(TraceRecord const& trace) {
@@ -185,23 +200,22 @@ std::optional<Schedule> schedule_from_trace(TraceRecord const& trace) {
   s.strategy = "trace";
   s.launch = LaunchModel::kPersistent;
   s.ctas.resize(trace.timeline.cta_sms.size());
-  std::vector<Slice const*> compute;
-  std::vector<Slice const*> reduce;
-  for (Slice const& sl : trace.timeline.slices)
-    (sl.kind == NodeKind::kCompute ? compute : reduce).push_back(&sl);
-  auto by_start = [](Slice const* a, Slice const* b) {
-    return std::tie(a->start, a->finish, a->cta) < std::tie(b->start, b->finish, b->cta);
-  };
-  std::stable_sort(compute.begin(), compute.end(), by_start);
-  std::stable_sort(reduce.begin(), reduce.end(), by_start);
-  for (Slice const* c : compute) {
-    auto& items = s.ctas[static_cast<std::size_t>(c->cta)].items;
-    if (items.empty() || items.back().batch != c->batch || items.back().head != c->head ||
-        items.back().kv_tile != c->kv_tile) {
-      items.push_back(WorkItem{c->batch, c->head, c->kv_tile, {}});
+  std::vector<std::vector<Slice const*>> const compute = compute_per_cta(trace.timeline);
+  for (std::size_t cta = 0; cta < compute.size(); ++cta) {
+    auto& items = s.ctas[cta].items;
+    for (std::size_t k = 0; k < compute[cta].size(); ++k) {
+      Slice const& c = *compute[cta][k];
+      if (k == 0 || !same_item(*compute[cta][k - 1], c)) items.push_back(WorkItem{c.batch, c.head, c.kv_tile, {}});
+      items.back().q_order.push_back(c.q_tile);
     }
-    items.back().q_order.push_back(c->q_tile);
   }
+  std::vector<Slice const*> reduce;
+  for (Slice const& sl : trace.timeline.slices) {
+    if (sl.kind != NodeKind::kCompute) reduce.push_back(&sl);
+  }
+  std::stable_sort(reduce.begin(), reduce.end(), [](Slice const* a, Slice const* b) {
+    return std::tie(a->start, a->finish, a->cta) < std::tie(b->start, b->finish, b->cta);
+  });
   TileIndex const index(p);
   s.dq_order.resize(static_cast<std::size_t>(index.num_dq_tiles()));
   for (Slice const* r : reduce) {
@@ -227,12 +241,8 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
     double const tile_bytes = 4.0 * p.tile_m * p.head_dim;
     std::int64_t const whole = std::int64_t{p.tile_m} * p.tile_n;
     std::map<std::tuple<int, int, int>, std::vector<Slice const*>> by_tile;
-    // Each CTA's compute slices in order: a work item's first step is where (b, h, j) changes.
-    std::vector<std::vector<Slice const*>> per_cta(t.timeline.cta_sms.size());
     for (Slice const& s : t.timeline.slices) {
-      if (s.kind == NodeKind::kCompute) {
-        per_cta[static_cast<std::size_t>(s.cta)].push_back(&s);
-      } else {
+      if (s.kind != NodeKind::kCompute) {
         Cycles const d = s.finish - s.start;
         if (d > 0) bytes.push_back(tile_bytes / static_cast<double>(d));
         by_tile[{s.batch, s.head, s.q_tile}].push_back(&s);
@@ -240,13 +250,10 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
     }
     std::vector<Slice const*> firsts;
     std::vector<double> full_durations;
-    for (auto& list : per_cta) {
-      std::sort(list.begin(), list.end(),
-                [](Slice const* a, Slice const* b) { return a->start < b->start; });
+    for (auto const& list : compute_per_cta(t.timeline)) {
       for (std::size_t k = 0; k < list.size(); ++k) {
         Slice const& s = *list[k];
-        bool const first = k == 0 || list[k - 1]->batch != s.batch || list[k - 1]->head != s.head ||
-                           list[k - 1]->kv_tile != s.kv_tile;
+        bool const first = k == 0 || !same_item(*list[k - 1], s);
         Cycles const d = s.finish - s.start;
         if (first) {
           firsts.push_back(&s);

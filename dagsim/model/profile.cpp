@@ -151,12 +151,8 @@ std::string to_json(MachineProfile const& profile) {
 
 MachineProfile read_profile_file(std::string const& path,
                                  std::span<std::string_view const> families) {
-  std::string const content = read_user_file(path, "profile", kMaxFileBytes);
-  try {
-    return profile_from_json(content, families);
-  } catch (UserError const& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
-  }
+  return read_user_document(path, "profile", kMaxFileBytes,
+                            [&](std::string const& text) { return profile_from_json(text, families); });
 }
 
 MachineProfile const& builtin_profile() {
