@@ -55,7 +55,43 @@ struct BenchOptions {
   /// Strategy "search": local-search evaluations per shape (a count, not a time: the schedule
   /// does not depend on the machine's speed).
   std::int64_t search_evals = 256;
+  /// Schedule files timed next to the strategies, each on its own problem (a shape of the run).
+  std::vector<std::string> schedule_files;
 };
+
+/// A --schedule file: its schedule, validated, and the row name it is timed under.
+struct ScheduleFile {
+  std::string name;  ///< "file:" and the file name without its directory and .json
+  sim::ScheduleDocument document;
+};
+
+/// Reads and validates every --schedule file against the run's shapes and SMs. UserError naming
+/// the file when one is malformed, for another problem than the run's, or for more SMs.
+std::vector<ScheduleFile> read_schedule_files(std::vector<std::string> const& paths,
+                                              std::vector<sim::Problem> const& shapes, int sms) {
+  std::vector<ScheduleFile> out;
+  for (auto const& path : paths) {
+    ScheduleFile f{"file:" + std::filesystem::path(path).stem().string(), sim::read_schedule_file(path)};
+    sim::Problem const& p = f.document.problem;
+    if (std::find(shapes.begin(), shapes.end(), p) == shapes.end()) {
+      user_error("--schedule {}: its problem ({}) is not a shape of this run: give its shape's flags", path,
+                 describe(p));
+    }
+    if (f.document.machine.sms > sms) {
+      user_error("--schedule {}: made for {} SMs, this run plans for {}", path, f.document.machine.sms, sms);
+    }
+    try {
+      sim::validate(p, f.document.machine, f.document.schedule);
+    } catch (UserError const& e) {
+      user_error("--schedule {}: {}", path, e.what());
+    }
+    for (ScheduleFile const& other : out) {
+      if (other.name == f.name) user_error("--schedule {}: a second file named {}", path, f.name);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 // Flags that pick one shape, and flags that shape the grid: one or the other.
 constexpr char const* kShapeFlags[] = {"batch",    "heads",    "kv-heads", "seqlen",
@@ -226,6 +262,10 @@ void run_bench(BenchOptions const& o) {
     // resolve() checked that both files can be written.
   }
 
+  if (!o.schedule_files.empty() && c.has("trace")) {
+    user_error("--trace records one named strategy; time a --schedule file without it");
+  }
+
   // auto: the runtime's choice for the GPU (the first of rt::runnable_families()).
   std::optional<rt::KernelFamily> const family = kernel_family(o.common);
   std::optional<DeviceInfo> device;
@@ -246,6 +286,7 @@ void run_bench(BenchOptions const& o) {
   run.warmup = o.warmup;
   run.seed = o.seed;
   run.measured = device.has_value();
+  std::vector<ScheduleFile> const files = read_schedule_files(o.schedule_files, shapes, machine.sms);
 
   // fa3 is always simulated: the reference of the predicted speedups.
   std::vector<std::string> simulated{"fa3"};
@@ -271,10 +312,23 @@ void run_bench(BenchOptions const& o) {
         shape_refused = e.what();
       }
     }
-    std::vector<Prediction> const predictions = future.get();
+    std::vector<Prediction> predictions = future.get();
+    // The named strategies wanted, then the schedule files of this shape.
+    std::vector<std::pair<std::string, std::size_t>> rows;
     for (std::size_t si = 0; si < simulated.size(); ++si) {
-      std::string const& name = simulated[si];
-      if (std::find(strategies.begin(), strategies.end(), name) == strategies.end()) continue;
+      if (std::find(strategies.begin(), strategies.end(), simulated[si]) != strategies.end()) {
+        rows.emplace_back(simulated[si], si);
+      }
+    }
+    for (ScheduleFile const& f : files) {
+      if (!(f.document.problem == p)) continue;
+      Prediction pred;
+      pred.schedule = f.document.schedule;
+      pred.makespan = sim::simulate(p, f.document.machine, cost, f.document.schedule).makespan;
+      rows.emplace_back(f.name, predictions.size());
+      predictions.push_back(std::move(pred));
+    }
+    for (auto const& [name, si] : rows) {
       Prediction const& pred = predictions[si];
       std::string refused = !pred.refused.empty() ? pred.refused : shape_refused;
       if (timer && refused.empty()) {
@@ -364,10 +418,16 @@ void setup_bench(CLI::App& app) {
   sub->add_option(
       "--svg", opts->common.svg,
       "with --trace: the measured Gantt chart over the simulated one, on one time axis");
+  sub->add_option("--schedule", opts->schedule_files,
+                  "schedule files (docs/schedule-format.md) to time next to the strategies, each on its "
+                  "own problem, which must be a shape of the run (give its flags)");
   sub->add_flag("--dry-run", opts->dry_run,
                 "print the plan and the simulator's predictions; no GPU");
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
+    // Here --schedule lists files timed next to the strategies, not the shared flag that makes
+    // the file's problem the command's (resolve()).
+    opts->common.given.erase("schedule");
     run_bench(*opts);
   });
 }
