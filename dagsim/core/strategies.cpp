@@ -230,10 +230,38 @@ std::vector<Unit> descending_units(Problem const& problem, VisibleTiles const& v
   });
 }
 
-std::vector<Unit> shift_units(Problem const& problem, VisibleTiles const& visible) {
-  return single_item_units(problem, visible, [&](std::vector<int> const& tiles, int b, int j) {
-    return shift_order(tiles, j, problem.kv_tiles(b), problem.q_tiles(b));
-  });
+/// Shift. Where a batch has more KV tiles than Q tiles (n > M: short queries on long keys) the M
+/// rows cannot keep a whole head's items apart: at any step about n / M of them would add into
+/// each row. There each item starts at row j mod M, and the heads are interleaved in groups of
+/// `group`, enough that at most M / 2 items of a head run at once on `sms` SMs: a head's running
+/// items then touch distinct rows, with room to drift. Items are enumerated group by group, KV
+/// tile by KV tile, head fastest.
+std::vector<Unit> shift_units(Problem const& problem, VisibleTiles const& visible, int sms) {
+  std::vector<Unit> units;
+  auto add = [&](int b, int h, int j, std::vector<int> order) {
+    WorkItem item{b, h, j, std::move(order)};
+    if (keep_item(problem, item)) units.push_back(Unit{std::move(item)});
+  };
+  for (int b = 0; b < problem.batch; ++b) {
+    int const n = problem.kv_tiles(b);
+    int const m = problem.q_tiles(b);
+    if (n <= m) {
+      for (int h = 0; h < problem.q_heads; ++h) {
+        for (int j = 0; j < n; ++j) add(b, h, j, shift_order(visible_of(visible, b, j), j, n, m));
+      }
+      continue;
+    }
+    int const per_head = std::max(1, m / 2);
+    int const group = std::clamp((sms + per_head - 1) / per_head, 1, problem.q_heads);
+    for (int h0 = 0; h0 < problem.q_heads; h0 += group) {
+      for (int j = 0; j < n; ++j) {
+        for (int h = h0; h < std::min(problem.q_heads, h0 + group); ++h) {
+          add(b, h, j, rotated_from(visible_of(visible, b, j), j % m));
+        }
+      }
+    }
+  }
+  return units;
 }
 
 /// The exact construction holds for a causal batch with seqlen_q == seqlen_k, tile_n a multiple
@@ -341,7 +369,7 @@ Schedule make_strategy(std::string const& name, Problem const& problem, Machine 
     schedule.ctas = dynamic ? launch_in_order(units) : place_list_scheduled(units, machine.sms);
     assign_arrival_ranks_for(problem, machine, schedule);
   } else {
-    std::vector<Unit> const units = name == "shift" ? shift_units(problem, visible)
+    std::vector<Unit> const units = name == "shift" ? shift_units(problem, visible, machine.sms)
                                                     : symmetric_shift_units(problem, visible);
     schedule.ctas = dynamic ? launch_in_order(units) : place_round_robin(units, machine.sms);
     assign_arrival_ranks_for(problem, machine, schedule);
