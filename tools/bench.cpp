@@ -251,6 +251,9 @@ void run_bench(BenchOptions const& o) {
   std::vector<sim::Problem> const shapes = planned_shapes(o);
   if (c.has("json")) check_writable(o.json_file, "--json");
   if (c.has("svg") && !c.has("trace")) user_error("--svg draws a kernel trace: give --trace too");
+  if (!o.schedule_files.empty() && c.has("trace")) {
+    user_error("--trace records one named strategy; time a --schedule file without it");
+  }
   if (c.has("trace")) {
     if (shapes.size() != 1 || strategies.size() != 1) {
       user_error(
@@ -260,10 +263,6 @@ void run_bench(BenchOptions const& o) {
     }
     if (o.dry_run) user_error("--trace records a run on the GPU; --dry-run runs nothing");
     // resolve() checked that both files can be written.
-  }
-
-  if (!o.schedule_files.empty() && c.has("trace")) {
-    user_error("--trace records one named strategy; time a --schedule file without it");
   }
 
   // auto: the runtime's choice for the GPU (the first of rt::runnable_families()).

@@ -234,3 +234,47 @@ TEST_CASE("bench: strategy search times dash search's best schedule of each shap
   // only 24 of the 132 SMs busy), so the check can tell the two apart.
   CHECK(searched < named);
 }
+
+TEST_CASE("bench: --schedule times a schedule file on its own problem, next to the strategies", "[cli][bench]") {
+  TempDir const t;
+  std::string const shape = "--batch 1 --heads 6 --seqlen 1024 --head-dim 128 --mask causal";
+  std::string const file = t.path("mine.json");
+  Result const made = dash::test::run_dash(
+      fmt::format("simulate {} --strategy descending --schedule-out '{}'", shape, file));
+  REQUIRE(made.rc == 0);
+  std::string const out = t.path("b.json");
+  Result const r =
+      bench(fmt::format("--dry-run {} --strategies fa3 --modes det --schedule '{}' --json '{}'", shape, file, out));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("file:mine") != std::string::npos);
+  json const records = json::parse(slurp(out));
+  REQUIRE(records.size() == 2);
+  CHECK(records[0]["strategy"] == "fa3");
+  CHECK(records[1]["strategy"] == "file:mine");
+  dash::sim::Problem p = grid_problem(1024, 128, dash::sim::MaskKind::kCausal);
+  p.batch = 1;
+  p.q_heads = p.kv_heads = 6;
+  dash::sim::Machine const machine = dash::sim::machine_preset("h200");
+  dash::sim::CostModel const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
+  CHECK(records[1]["predicted_makespan"].get<std::int64_t>() ==
+        dash::sim::simulate(p, machine, cost, dash::sim::make_strategy("descending", p, machine)).makespan);
+
+  // Refusals: one line, exit 2, no file.
+  std::string const none = t.path("none.json");
+  check_refused(bench(fmt::format("--dry-run --batch 2 --heads 6 --seqlen 1024 --head-dim 128 --mask causal "
+                                  "--schedule '{}' --json '{}'",
+                                  file, none)),
+                "is not a shape of this run");
+  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --json '{}'", shape, t.write("bad.json", "{\"version\":"),
+                                  none)),
+                "bad.json");
+  fs::create_directories(t.path("other"));
+  fs::copy_file(file, t.path("other/mine.json"));
+  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --schedule '{}' --json '{}'", shape, file,
+                                  t.path("other/mine.json"), none)),
+                "a second file named file:mine");
+  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --trace '{}'", shape, file, t.path("t.json"))),
+                "--trace records one named strategy");
+  CHECK(!fs::exists(none));
+}
