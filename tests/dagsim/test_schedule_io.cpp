@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsim/core/error.h"
+#include "dagsim/core/json_input.h"
 #include "dagsim/core/schedule_io.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/core/tile_index.h"
@@ -347,4 +348,27 @@ TEST_CASE("schedule_io: files are written atomically and read back", "[schedule_
   CHECK_THROWS_WITH(read_schedule_file((dir / "bad.json").string()),
                     Catch::Contains("bad.json: malformed JSON"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("user JSON: the strict reader builds what nlohmann's parser builds, and refuses what it must",
+          "[schedule_io]") {
+  std::string const mixed =
+      R"({"a": [1, -2, 3.5, 18446744073709551615, "x", true, false, null, {"b": {"c": []}}], "d": {}, "e": "\u00e9"})";
+  CHECK(parse_user_json(mixed, 6) == json::parse(mixed));
+  // A long array of objects, as in a kernel trace (the reader stays linear in its length).
+  std::string big = "{\"traceEvents\": [";
+  for (int i = 0; i < 100000; ++i) big += fmt::format("{}{{\"ph\": \"X\", \"ts\": {}, \"args\": {{\"k\": [{}]}}}}", i > 0 ? "," : "", i, i);
+  big += "]}";
+  json const parsed = parse_user_json(big, 6);
+  REQUIRE(parsed["traceEvents"].size() == 100000);
+  CHECK(parsed == json::parse(big));
+  // Depth: values at depth 3 pass a cap of 3, one level more does not.
+  CHECK_NOTHROW(parse_user_json("[[[1]]]", 3));
+  CHECK_THROWS_WITH(parse_user_json("[[[[1]]]]", 3), Catch::Contains("nested deeper than 3"));
+  // A key twice in one object is refused; the same key in two objects is not.
+  CHECK_NOTHROW(parse_user_json(R"([{"k": 1}, {"k": 2}])", 4));
+  CHECK_THROWS_WITH(parse_user_json(R"({"o": {"k": 1, "k": 2}})", 4), Catch::Contains("duplicate key \"k\""));
+  CHECK_THROWS_WITH(parse_user_json(R"({"k": 1,})", 4), Catch::Contains("malformed JSON: parse error"));
+  CHECK_THROWS_WITH(parse_user_json("[1] 2", 4), Catch::Contains("malformed JSON"));
+  CHECK_THROWS_AS(parse_user_json("", 4), UserError);
 }
