@@ -85,6 +85,8 @@ void check_problem(sim::Problem const& p) {
                family_tile_m(KernelFamily::kSm80, p.head_dim), family_tile_n(KernelFamily::kSm80), p.head_dim,
                p.tile_m, p.tile_n);
   }
+  // The forward launches one grid row (gridDim.z, at most 65535) per sequence.
+  if (p.batch > 65535) user_error("batch {} is more than the CUDA kernels take (65535)", p.batch);
   Sizes const s = sizes_of(p);
   // Element offsets inside one tensor stay below 2^31 per row index; the kernels index rows in int.
   if (s.total_q * p.q_heads > (std::int64_t{1} << 31) / p.head_dim ||

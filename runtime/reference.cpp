@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -29,7 +30,8 @@ float from_bits(std::uint16_t bits, DType dtype) {
 namespace {
 
 bool sees(sim::Problem const& p, int b, int r, int c) {
-  int const diag = r + p.len_k(b) - p.len_q(b);
+  // 64-bit: a window side may be any int (unbounded sides are written as huge ones).
+  std::int64_t const diag = std::int64_t{r} + p.len_k(b) - p.len_q(b);
   switch (p.mask.kind) {
     case sim::MaskKind::kFull: return true;
     case sim::MaskKind::kCausal: return c <= diag;

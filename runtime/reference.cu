@@ -34,7 +34,8 @@ __device__ float rnd(RefParams const& p, float x) {
 }
 
 __device__ bool sees(RefParams const& p, int lq, int lk, int r, int c) {
-  int const diag = r + lk - lq;
+  // 64-bit: a window side may be any int (unbounded sides are written as huge ones).
+  long long const diag = static_cast<long long>(r) + lk - lq;
   if (p.mask_kind == kMaskFull) return true;
   if (p.mask_kind == kMaskCausal) return c <= diag;
   return c >= diag - p.left && c <= diag + p.right;
