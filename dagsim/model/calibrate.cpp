@@ -248,29 +248,37 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
         by_tile[{s.batch, s.head, s.q_tile}].push_back(&s);
       }
     }
+    // A step's cost is its period: from its start to the next step's start on the CTA (same
+    // item), so what the CTA spends between the slices (waiting for loads, the last GEMM, the
+    // stage release) counts as the model's step does. first_periods: each item's first step.
+    std::vector<Cycles> first_periods;
     std::vector<Slice const*> firsts;
-    std::vector<double> full_durations;
+    std::vector<double> full_periods;
     for (auto const& list : compute_per_cta(t.timeline)) {
-      for (std::size_t k = 0; k < list.size(); ++k) {
+      for (std::size_t k = 0; k + 1 < list.size(); ++k) {
         Slice const& s = *list[k];
-        bool const first = k == 0 || !same_item(*list[k - 1], s);
-        Cycles const d = s.finish - s.start;
-        if (first) {
+        Slice const& next = *list[k + 1];
+        if (!same_item(s, next)) continue;
+        Cycles const period = next.start - s.start;
+        if (period <= 0) continue;
+        if (k == 0 || !same_item(*list[k - 1], s)) {
           firsts.push_back(&s);
-        } else if (p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= whole && d > 0) {
-          flops.push_back(step_flops / static_cast<double>(d));
-          full_durations.push_back(static_cast<double>(d));
+          first_periods.push_back(period);
+        } else if (p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= whole) {
+          flops.push_back(step_flops / static_cast<double>(period));
+          full_periods.push_back(static_cast<double>(period));
         }
       }
     }
-    // o: a first step's slice less what the step costs at this trace's full-step cost.
-    if (!full_durations.empty()) {
+    // o: a first step's period less what the step costs at this trace's full-step period.
+    if (!full_periods.empty()) {
       CostModel steps;
-      steps.compute = std::llround(percentiles(full_durations).p50);
+      steps.compute = std::llround(percentiles(full_periods).p50);
       steps.proportional = true;
-      for (Slice const* s : firsts) {
+      for (std::size_t k = 0; k < firsts.size(); ++k) {
+        Slice const* s = firsts[k];
         Cycles const cost = steps.step_cost(p, s->batch, s->q_tile, s->kv_tile);
-        item.push_back(static_cast<double>(s->finish - s->start - cost));
+        item.push_back(static_cast<double>(first_periods[k] - cost));
       }
     }
     // Hand-offs: consecutive contributions to one dQ tile where the later one was already waiting.

@@ -2,10 +2,11 @@
 // Calibration: the cost model's rates fitted to traces (docs/model.md, "Calibration"). A trace is
 // what `dash bench --trace` (measured on the GPU) or `dash simulate --trace` writes: Chrome trace
 // JSON whose otherData names the problem, the kernel family and the SM count. From its slices:
-//   - c: a full step's compute slice (its loads in hand to its partial dQ handed over), first
-//     steps of work items left out;
-//   - o: a work item's first compute slice less the step's cost under that c (the K/V load, the
-//     pipeline's refill and the previous item's epilogue are in that slice);
+//   - c: a full step's period, from its start (loads in hand) to the start of the CTA's next step
+//     of the same item, so that what the CTA does between two steps' slices (waiting for loads,
+//     the last GEMM, releasing the stage) counts; first steps of work items left out;
+//   - o: a work item's first step's period less the step's cost under that c (the K/V load, the
+//     pipeline's refill and the previous item's epilogue are in it);
 //   - r: a dQ reduce slice (the add, its completion and the release);
 //   - L: the hand-off from one rank's release to the next rank's start, where the next one was
 //     already waiting for it.

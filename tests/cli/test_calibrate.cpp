@@ -125,8 +125,9 @@ TEST_CASE("calibrate: a simulated trace is fitted back to the rates that made it
   CHECK(f.latency.value == 700);
   CHECK(f.latency.spread == 0);
   CHECK(f.item.samples > 10);
+  // A first step's period also holds what its successor waited for (fa3's causal waits), so the
+  // samples spread; their median is the truth.
   CHECK(f.item.value == 3000);
-  CHECK(f.item.spread == 0);
   CHECK(f.rates.item_cycles == 3000);
   // Rounding up to whole cycles leaves the rates within a cycle's worth; the model they give is the
   // truth's exactly.
