@@ -255,11 +255,11 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
     std::vector<Slice const*> firsts;
     std::vector<double> full_periods;
     for (auto const& list : compute_per_cta(t.timeline)) {
-      for (std::size_t k = 0; k + 1 < list.size(); ++k) {
+      for (std::size_t k = 0; k < list.size(); ++k) {
         Slice const& s = *list[k];
-        Slice const& next = *list[k + 1];
-        if (!same_item(s, next)) continue;
-        Cycles const period = next.start - s.start;
+        // An item's last step has no successor in the item: its own slice stands for its period.
+        bool const has_next = k + 1 < list.size() && same_item(s, *list[k + 1]);
+        Cycles const period = has_next ? list[k + 1]->start - s.start : s.finish - s.start;
         if (period <= 0) continue;
         if (k == 0 || !same_item(*list[k - 1], s)) {
           firsts.push_back(&s);
