@@ -68,21 +68,25 @@ std::uint64_t schedule_hash(Schedule const& schedule) {
 
 void assign_arrival_ranks(Problem const& problem, Schedule& schedule, std::span<std::int64_t const> starts) {
   TileIndex const index(problem);
-  // (time, CTA, contributor) per reduction target; sorted, the contributors are the ranks.
-  using Arrival = std::tuple<std::int64_t, int, int>;
+  // (time, CTA, the CTA's count of contributions so far, contributor) per reduction target;
+  // sorted, the contributors are the ranks. The count breaks ties in the CTA's own order: two
+  // empty GQA items of one dK/dV tile in a row on a CTA arrive at one time, and ranking them by
+  // head instead could make the CTA wait for its own later item.
+  using Arrival = std::tuple<std::int64_t, int, std::int64_t, int>;
   std::vector<std::vector<Arrival>> dq(static_cast<std::size_t>(index.num_dq_tiles()));
   std::vector<std::vector<Arrival>> dkv;
   if (problem.is_gqa()) dkv.resize(static_cast<std::size_t>(index.num_dkv_tiles()));
   for (int c = 0; c < static_cast<int>(schedule.ctas.size()); ++c) {
     std::int64_t time = starts.empty() ? 0 : starts[static_cast<std::size_t>(c)];
+    std::int64_t seq = 0;
     for (auto const& item : schedule.ctas[static_cast<std::size_t>(c)].items) {
       for (int const i : item.q_order) {
-        dq[index.dq_id(item.batch, item.head, i)].emplace_back(time, c, item.kv_tile);
+        dq[index.dq_id(item.batch, item.head, i)].emplace_back(time, c, seq++, item.kv_tile);
         ++time;
       }
       if (problem.is_gqa()) {
         int const kvh = item.head / problem.group_size();
-        dkv[index.dkv_id(item.batch, kvh, item.kv_tile)].emplace_back(time, c, item.head);
+        dkv[index.dkv_id(item.batch, kvh, item.kv_tile)].emplace_back(time, c, seq++, item.head);
       }
     }
   }
@@ -91,7 +95,7 @@ void assign_arrival_ranks(Problem const& problem, Schedule& schedule, std::span<
     for (std::size_t t = 0; t < arrivals.size(); ++t) {
       std::sort(arrivals[t].begin(), arrivals[t].end());
       order[t].reserve(arrivals[t].size());
-      for (auto const& [time, cta, who] : arrivals[t]) order[t].push_back(who);
+      for (auto const& [time, cta, seq, who] : arrivals[t]) order[t].push_back(who);
     }
     return order;
   };

@@ -235,7 +235,7 @@ std::vector<Unit> descending_units(Problem const& problem, VisibleTiles const& v
 /// each row. There each item starts at row j mod M, and the heads are interleaved in groups of
 /// `group`, enough that at most M / 2 items of a head run at once on `sms` SMs: a head's running
 /// items then touch distinct rows, with room to drift. Items are enumerated group by group, KV
-/// tile by KV tile, head fastest.
+/// tile by KV tile, head fastest (under GQA each head of a group from its own KV offset).
 std::vector<Unit> shift_units(Problem const& problem, VisibleTiles const& visible, int sms) {
   std::vector<Unit> units;
   auto add = [&](int b, int h, int j, std::vector<int> order) {
@@ -253,10 +253,16 @@ std::vector<Unit> shift_units(Problem const& problem, VisibleTiles const& visibl
     }
     int const per_head = std::max(1, m / 2);
     int const group = std::clamp((sms + per_head - 1) / per_head, 1, problem.q_heads);
+    // Under GQA the q heads of one KV head add into the same dK/dV tiles in a fixed order, so the
+    // heads running together walk the KV tiles from different offsets (the k-th head of a group
+    // of g from k n / g): no two of them reach the same KV tile at once.
+    bool const gqa = problem.is_gqa();
     for (int h0 = 0; h0 < problem.q_heads; h0 += group) {
-      for (int j = 0; j < n; ++j) {
-        for (int h = h0; h < std::min(problem.q_heads, h0 + group); ++h) {
-          add(b, h, j, rotated_from(visible_of(visible, b, j), j % m));
+      int const heads = std::min(problem.q_heads, h0 + group) - h0;
+      for (int u = 0; u < n; ++u) {
+        for (int k = 0; k < heads; ++k) {
+          int const j = gqa ? static_cast<int>((u + std::int64_t{k} * n / heads) % n) : u;
+          add(b, h0 + k, j, rotated_from(visible_of(visible, b, j), j % m));
         }
       }
     }

@@ -291,6 +291,50 @@ TEST_CASE("shift rotates each KV tile's walk and spreads the start rows", "[stra
     CHECK(shift == 8 * 4 * (100 + 30) * 2);
     CHECK(shift < fa3);
   }
+  SECTION("n > M under GQA: the heads running together never hold one dK/dV tile at once") {
+    // 8 q heads on 2 KV heads, 16 KV tiles over 4 Q tiles, 8 SMs: groups of 4 q heads (all of one
+    // KV head), each walking the KV tiles from its own offset 0, 4, 8, 12.
+    Problem problem = square_problem(1, 8, 1, MaskKind::kFull);
+    problem.kv_heads = 2;
+    problem.seqlen_q = 4 * 64;
+    problem.seqlen_k = 16 * 64;
+    Machine const machine = machine_with_sms(8);
+    Schedule const s = make_strategy("shift", problem, machine);
+    validate(problem, machine, s);
+    REQUIRE(s.ctas.size() == 8);
+    std::size_t const items = s.ctas.front().items.size();
+    for (auto const& cta : s.ctas) REQUIRE(cta.items.size() == items);
+    for (std::size_t k = 0; k < items; ++k) {
+      std::vector<std::pair<int, int>> held;  // (KV head, KV tile) of the items running together
+      for (auto const& cta : s.ctas) {
+        WorkItem const& item = cta.items[k];
+        held.emplace_back(item.head / problem.group_size(), item.kv_tile);
+      }
+      std::sort(held.begin(), held.end());
+      CHECK(std::adjacent_find(held.begin(), held.end()) == held.end());
+    }
+  }
+}
+
+TEST_CASE("arrival ranks follow a CTA's own order where its contributions arrive at one time", "[strategies]") {
+  // MQA: two q heads of the one KV head; KV tile 0 is visible to no query (empty items, kept under
+  // GQA). CTA 0 runs head 1's empty item before head 0's: both dK/dV contributions to tile j0
+  // arrive at time 0, and ranking them by head would make CTA 0 wait for its own later item.
+  Problem problem = square_problem(1, 2, 1, MaskKind::kWindow);
+  problem.kv_heads = 1;
+  problem.seqlen_q = 64;
+  problem.seqlen_k = 128;
+  problem.mask = Mask{MaskKind::kWindow, 0, 0};
+  REQUIRE(problem.visible_q_tiles(0, 0).empty());
+  REQUIRE(problem.visible_q_tiles(0, 1) == std::vector<int>{0});
+  Schedule s;
+  s.ctas.resize(2);
+  s.ctas[0].items = {WorkItem{0, 1, 0, {}}, WorkItem{0, 0, 0, {}}};
+  s.ctas[1].items = {WorkItem{0, 0, 1, {0}}, WorkItem{0, 1, 1, {0}}};
+  assign_arrival_ranks(problem, s);
+  TileIndex const index(problem);
+  CHECK(s.dkv_order[static_cast<std::size_t>(index.dkv_id(0, 0, 0))] == std::vector<int>{1, 0});
+  CHECK_NOTHROW(validate(problem, machine_with_sms(2), s));
 }
 
 TEST_CASE("symmetric-shift pairs KV tiles (p, n-1-p) on one CTA", "[strategies]") {
