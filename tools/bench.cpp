@@ -65,10 +65,11 @@ struct ScheduleFile {
   sim::ScheduleDocument document;
 };
 
-/// Reads and validates every --schedule file against the run's shapes and SMs. UserError naming
-/// the file when one is malformed, for another problem than the run's, or for more SMs.
+/// Reads every --schedule file and validates it on the run's machine, where it is simulated and
+/// timed like the strategies. UserError naming the file when one is malformed, for another problem
+/// than the run's, or made for more SMs.
 std::vector<ScheduleFile> read_schedule_files(std::vector<std::string> const& paths,
-                                              std::vector<sim::Problem> const& shapes, int sms) {
+                                              std::vector<sim::Problem> const& shapes, sim::Machine const& machine) {
   std::vector<ScheduleFile> out;
   for (auto const& path : paths) {
     ScheduleFile f{"file:" + std::filesystem::path(path).stem().string(), sim::read_schedule_file(path)};
@@ -77,11 +78,11 @@ std::vector<ScheduleFile> read_schedule_files(std::vector<std::string> const& pa
       user_error("--schedule {}: its problem ({}) is not a shape of this run: give its shape's flags", path,
                  describe(p));
     }
-    if (f.document.machine.sms > sms) {
-      user_error("--schedule {}: made for {} SMs, this run plans for {}", path, f.document.machine.sms, sms);
+    if (f.document.machine.sms > machine.sms) {
+      user_error("--schedule {}: made for {} SMs, this run plans for {}", path, f.document.machine.sms, machine.sms);
     }
     try {
-      sim::validate(p, f.document.machine, f.document.schedule);
+      sim::validate(p, machine, f.document.schedule);
     } catch (UserError const& e) {
       user_error("--schedule {}: {}", path, e.what());
     }
@@ -285,7 +286,7 @@ void run_bench(BenchOptions const& o) {
   run.warmup = o.warmup;
   run.seed = o.seed;
   run.measured = device.has_value();
-  std::vector<ScheduleFile> const files = read_schedule_files(o.schedule_files, shapes, machine.sms);
+  std::vector<ScheduleFile> const files = read_schedule_files(o.schedule_files, shapes, machine);
 
   // fa3 is always simulated: the reference of the predicted speedups.
   std::vector<std::string> simulated{"fa3"};
@@ -323,7 +324,7 @@ void run_bench(BenchOptions const& o) {
       if (!(f.document.problem == p)) continue;
       Prediction pred;
       pred.schedule = f.document.schedule;
-      pred.makespan = sim::simulate(p, f.document.machine, cost, f.document.schedule).makespan;
+      pred.makespan = sim::simulate(p, machine, cost, f.document.schedule).makespan;
       rows.emplace_back(f.name, predictions.size());
       predictions.push_back(std::move(pred));
     }

@@ -102,12 +102,6 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
   return out;
 }
 
-namespace {
-
-/// The schedules of each shape's strategies (made for its SMs): they do not depend on the rates,
-/// so a fit builds them once.
-using ShapeSchedules = std::vector<std::vector<sim::Schedule>>;
-
 ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes) {
   ShapeSchedules out;
   out.reserve(shapes.size());
@@ -121,8 +115,8 @@ ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes) {
   return out;
 }
 
-Fidelity evaluate(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                  sim::KernelRates const& rates, int clock_mhz) {
+Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
+                           sim::KernelRates const& rates, int clock_mhz) {
   DASH_ASSERT(clock_mhz > 0);
   DASH_ASSERT(schedules.size() == shapes.size());
   // One task per shape; each simulates the shape's strategies.
@@ -180,16 +174,14 @@ Fidelity evaluate(std::vector<MeasuredShape> const& shapes, ShapeSchedules const
   return f;
 }
 
-}  // namespace
-
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz) {
-  return evaluate(shapes, make_schedules(shapes), rates, clock_mhz);
+  return evaluate_fidelity(shapes, make_schedules(shapes), rates, clock_mhz);
 }
 
-sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, sim::KernelRates start, int clock_mhz) {
-  ShapeSchedules const schedules = make_schedules(shapes);
+sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
+                           sim::KernelRates start, int clock_mhz) {
   auto objective = [&](sim::KernelRates const& r) {
-    Fidelity const f = evaluate(shapes, schedules, r, clock_mhz);
+    Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz);
     return f.speedup_error + f.time_error;
   };
   sim::KernelRates best = start;

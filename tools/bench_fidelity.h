@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dagsim/core/problem.h"
+#include "dagsim/core/schedule.h"
 #include "dagsim/core/units.h"
 #include "dagsim/model/cost_model.h"
 
@@ -46,11 +47,21 @@ struct Fidelity {
   int compared = 0;
 };
 
-/// Every shape simulated under `rates` (the default model of each problem), cycles at `clock_mhz`.
+/// The schedules of each shape's strategies, made for its SMs. They do not depend on the rates:
+/// build them once for every evaluation of the same shapes.
+using ShapeSchedules = std::vector<std::vector<sim::Schedule>>;
+ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes);
+
+/// Every shape simulated under `rates` (the default model of each problem), cycles at `clock_mhz`;
+/// `schedules` = make_schedules(shapes).
+Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
+                           sim::KernelRates const& rates, int clock_mhz);
+/// The same, building the schedules.
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz);
 
 /// The rates that minimize speedup_error + time_error over `shapes`, by coordinate descent from
 /// `start` (F, B, L, the pre/postprocess rate, o; k kept), steps shrinking from 25% to 1%.
-sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, sim::KernelRates start, int clock_mhz);
+sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
+                           sim::KernelRates start, int clock_mhz);
 
 }  // namespace dash::cli

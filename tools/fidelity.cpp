@@ -1,10 +1,7 @@
 // dash fidelity: the model against measured `dash bench --json` runs (predicted vs measured speedup
 // over fa3 and time), under a machine profile, and with --fit the family's rates fitted to them.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +47,28 @@ nlohmann::json rates_json(sim::KernelRates const& r) {
           {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle}};
 }
 
+std::string rates_line(sim::KernelRates const& r) {
+  return fmt::format("F {}, B {}, L {}, k {}, o {}, pre/post {} B/cycle", r.flops_per_cycle, r.reduce_bytes_per_cycle,
+                     r.latency, r.dq_buffer, r.item_cycles, r.prepost_bytes_per_cycle);
+}
+
+/// One row of the JSON report: the measured row under the profile's rates and, with --fit, the
+/// fitted rates' prediction of it.
+nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
+  nlohmann::json row{{"shape", shape_label(r.shape->problem)},
+                     {"file", r.shape->source},
+                     {"strategy", r.strategy},
+                     {"measured_ms", r.measured_ms},
+                     {"measured_vs_fa3", r.measured_speedup},
+                     {"predicted_cycles", r.predicted},
+                     {"predicted_vs_fa3", r.predicted_speedup}};
+  if (fitted != nullptr) {
+    row["fitted_cycles"] = fitted->predicted;
+    row["fitted_vs_fa3"] = fitted->predicted_speedup;
+  }
+  return row;
+}
+
 std::string summary_line(char const* what, Fidelity const& f) {
   return fmt::format(
       "{}: speedup over fa3 mean |log err| {:.3f} (max {:.3f}), {} of {} within 3%; time mean |log err| {:.3f} "
@@ -69,16 +88,18 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   std::vector<MeasuredShape> const shapes = read_measured_shapes(o.files);
   std::vector<MeasuredShape> const held_out =
       o.held_out.empty() ? std::vector<MeasuredShape>{} : read_measured_shapes(o.held_out);
+  ShapeSchedules const schedules = make_schedules(shapes);
+  ShapeSchedules const held_schedules = make_schedules(held_out);
 
-  Fidelity const before = evaluate_fidelity(shapes, base, profile.clock_mhz);
-  Fidelity const before_held = evaluate_fidelity(held_out, base, profile.clock_mhz);
+  Fidelity const before = evaluate_fidelity(shapes, schedules, base, profile.clock_mhz);
+  Fidelity const before_held = evaluate_fidelity(held_out, held_schedules, base, profile.clock_mhz);
   sim::KernelRates fitted = base;
   Fidelity after = before;
   Fidelity after_held = before_held;
   if (o.fit) {
-    fitted = fit_rates(shapes, base, profile.clock_mhz);
-    after = evaluate_fidelity(shapes, fitted, profile.clock_mhz);
-    after_held = evaluate_fidelity(held_out, fitted, profile.clock_mhz);
+    fitted = fit_rates(shapes, schedules, base, profile.clock_mhz);
+    after = evaluate_fidelity(shapes, schedules, fitted, profile.clock_mhz);
+    after_held = evaluate_fidelity(held_out, held_schedules, fitted, profile.clock_mhz);
     auto it = std::find_if(profile.families.begin(), profile.families.end(),
                            [&](sim::FamilyRates const& f) { return f.family == o.family; });
     DASH_ASSERT(it != profile.families.end());
@@ -103,29 +124,12 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
       if (!held_out.empty()) j["fitted"]["held_out"] = summary_json(after_held);
     }
     j["rows"] = nlohmann::json::array();
-    for (std::size_t k = 0; k < after.rows.size(); ++k) {
-      FidelityRow const& r = before.rows[k];
-      nlohmann::json row{{"shape", shape_label(r.shape->problem)},
-                         {"file", r.shape->source},
-                         {"strategy", r.strategy},
-                         {"measured_ms", r.measured_ms},
-                         {"measured_vs_fa3", r.measured_speedup},
-                         {"predicted_cycles", r.predicted},
-                         {"predicted_vs_fa3", r.predicted_speedup}};
-      if (o.fit) {
-        row["fitted_cycles"] = after.rows[k].predicted;
-        row["fitted_vs_fa3"] = after.rows[k].predicted_speedup;
-      }
-      j["rows"].push_back(row);
+    for (std::size_t k = 0; k < before.rows.size(); ++k) {
+      j["rows"].push_back(row_json(before.rows[k], o.fit ? &after.rows[k] : nullptr));
     }
     j["held_out_rows"] = nlohmann::json::array();
     for (std::size_t k = 0; k < before_held.rows.size(); ++k) {
-      FidelityRow const& r = before_held.rows[k];
-      nlohmann::json row{{"shape", shape_label(r.shape->problem)}, {"file", r.shape->source},
-                         {"strategy", r.strategy},                  {"measured_ms", r.measured_ms},
-                         {"measured_vs_fa3", r.measured_speedup},   {"predicted_vs_fa3", r.predicted_speedup}};
-      if (o.fit) row["fitted_vs_fa3"] = after_held.rows[k].predicted_speedup;
-      j["held_out_rows"].push_back(row);
+      j["held_out_rows"].push_back(row_json(before_held.rows[k], o.fit ? &after_held.rows[k] : nullptr));
     }
     std::puts(j.dump(1).c_str());
     return;
@@ -144,16 +148,12 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   };
   table("fitting set", before, after);
   if (!held_out.empty()) table("held out", before_held, after_held);
-  std::printf("%s %s rates: F %d, B %d, L %lld, k %d, o %lld, pre/post %d B/cycle\n", o.family.c_str(),
-              sub.count("--profile") > 0 ? o.profile.c_str() : "built-in", base.flops_per_cycle,
-              base.reduce_bytes_per_cycle, static_cast<long long>(base.latency), base.dq_buffer,
-              static_cast<long long>(base.item_cycles), base.prepost_bytes_per_cycle);
+  std::printf("%s %s rates: %s\n", o.family.c_str(), sub.count("--profile") > 0 ? o.profile.c_str() : "built-in",
+              rates_line(base).c_str());
   std::fputs(summary_line("  fitting set", before).c_str(), stdout);
   if (!held_out.empty()) std::fputs(summary_line("  held out", before_held).c_str(), stdout);
   if (o.fit) {
-    std::printf("fitted: F %d, B %d, L %lld, k %d, o %lld, pre/post %d B/cycle\n", fitted.flops_per_cycle,
-                fitted.reduce_bytes_per_cycle, static_cast<long long>(fitted.latency), fitted.dq_buffer,
-                static_cast<long long>(fitted.item_cycles), fitted.prepost_bytes_per_cycle);
+    std::printf("fitted: %s\n", rates_line(fitted).c_str());
     std::fputs(summary_line("  fitting set", after).c_str(), stdout);
     if (!held_out.empty()) std::fputs(summary_line("  held out", after_held).c_str(), stdout);
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -250,9 +251,8 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
     }
     // A step's cost is its period: from its start to the next step's start on the CTA (same
     // item), so what the CTA spends between the slices (waiting for loads, the last GEMM, the
-    // stage release) counts as the model's step does. first_periods: each item's first step.
-    std::vector<Cycles> first_periods;
-    std::vector<Slice const*> firsts;
+    // stage release) counts as the model's step does.
+    std::vector<std::pair<Slice const*, Cycles>> firsts;  ///< each item's first step, its period
     std::vector<double> full_periods;
     for (auto const& list : compute_per_cta(t.timeline)) {
       for (std::size_t k = 0; k < list.size(); ++k) {
@@ -262,8 +262,7 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
         Cycles const period = has_next ? list[k + 1]->start - s.start : s.finish - s.start;
         if (period <= 0) continue;
         if (k == 0 || !same_item(*list[k - 1], s)) {
-          firsts.push_back(&s);
-          first_periods.push_back(period);
+          firsts.emplace_back(&s, period);
         } else if (p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= whole) {
           flops.push_back(step_flops / static_cast<double>(period));
           full_periods.push_back(static_cast<double>(period));
@@ -275,10 +274,9 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
       CostModel steps;
       steps.compute = std::llround(percentiles(full_periods).p50);
       steps.proportional = true;
-      for (std::size_t k = 0; k < firsts.size(); ++k) {
-        Slice const* s = firsts[k];
+      for (auto const& [s, period] : firsts) {
         Cycles const cost = steps.step_cost(p, s->batch, s->q_tile, s->kv_tile);
-        item.push_back(static_cast<double>(first_periods[k] - cost));
+        item.push_back(static_cast<double>(period - cost));
       }
     }
     // Hand-offs: consecutive contributions to one dQ tile where the later one was already waiting.

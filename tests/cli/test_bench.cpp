@@ -54,6 +54,14 @@ dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind ma
   return p;
 }
 
+/// One head dim 128 causal 1k sequence of 6 heads: the one-shape runs' problem.
+dash::sim::Problem six_heads_causal_1k() {
+  dash::sim::Problem p = grid_problem(1024, 128, dash::sim::MaskKind::kCausal);
+  p.batch = 1;
+  p.q_heads = p.kv_heads = 6;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("bench: without a visible GPU it refuses in one line", "[cli][bench]") {
@@ -215,9 +223,7 @@ TEST_CASE("bench: strategy search times dash search's best schedule of each shap
   REQUIRE(records.size() == 2);
   CHECK(records[1]["strategy"] == "search");
 
-  dash::sim::Problem p = grid_problem(1024, 128, dash::sim::MaskKind::kCausal);
-  p.batch = 1;
-  p.q_heads = p.kv_heads = 6;
+  dash::sim::Problem const p = six_heads_causal_1k();
   dash::sim::Machine const machine = dash::sim::machine_preset("h200");
   dash::sim::CostModel const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   dash::sim::SearchOptions options;
@@ -252,9 +258,7 @@ TEST_CASE("bench: --schedule times a schedule file on its own problem, next to t
   REQUIRE(records.size() == 2);
   CHECK(records[0]["strategy"] == "fa3");
   CHECK(records[1]["strategy"] == "file:mine");
-  dash::sim::Problem p = grid_problem(1024, 128, dash::sim::MaskKind::kCausal);
-  p.batch = 1;
-  p.q_heads = p.kv_heads = 6;
+  dash::sim::Problem const p = six_heads_causal_1k();
   dash::sim::Machine const machine = dash::sim::machine_preset("h200");
   dash::sim::CostModel const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   CHECK(records[1]["predicted_makespan"].get<std::int64_t>() ==

@@ -134,7 +134,7 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
 
   KernelRates const start{2100, 20, 1100, 2, 0, 0};
   dash::cli::Fidelity const before = dash::cli::evaluate_fidelity(shapes, start, 1000);
-  KernelRates const fitted = dash::cli::fit_rates(shapes, start, 1000);
+  KernelRates const fitted = dash::cli::fit_rates(shapes, dash::cli::make_schedules(shapes), start, 1000);
   dash::cli::Fidelity const after = dash::cli::evaluate_fidelity(shapes, fitted, 1000);
   INFO("before " << before.speedup_error << " + " << before.time_error << ", after " << after.speedup_error << " + "
                  << after.time_error);

@@ -41,6 +41,15 @@ Problem square_problem(int batch, int heads, int n, MaskKind kind) {
   return p;
 }
 
+/// Short queries on long keys: 4 Q tiles over 16 KV tiles (64 x 64 tiles), full mask.
+Problem kv_long_problem(int heads, int kv_heads) {
+  Problem p = square_problem(1, heads, 1, MaskKind::kFull);
+  p.kv_heads = kv_heads;
+  p.seqlen_q = 4 * 64;
+  p.seqlen_k = 16 * 64;
+  return p;
+}
+
 Cycles paper_makespan(std::string const& name, Problem const& problem, int sms, LaunchModel launch,
                       Cycles c, Cycles r) {
   Machine const machine = machine_with_sms(sms);
@@ -259,9 +268,7 @@ TEST_CASE("shift rotates each KV tile's walk and spreads the start rows", "[stra
   SECTION("n > M: start rows j mod M, heads interleaved so that a head's running items never meet") {
     // 8 heads of 16 KV tiles over 4 Q tiles on 8 SMs: at most M / 2 = 2 items of a head at once,
     // so groups of 4 heads, dealt KV tile by KV tile, head fastest.
-    Problem problem = square_problem(1, 8, 1, MaskKind::kFull);
-    problem.seqlen_q = 4 * 64;
-    problem.seqlen_k = 16 * 64;
+    Problem const problem = kv_long_problem(8, 8);
     Machine const machine = machine_with_sms(8);
     Schedule const s = make_strategy("shift", problem, machine);
     validate(problem, machine, s);
@@ -294,10 +301,7 @@ TEST_CASE("shift rotates each KV tile's walk and spreads the start rows", "[stra
   SECTION("n > M under GQA: the heads running together never hold one dK/dV tile at once") {
     // 8 q heads on 2 KV heads, 16 KV tiles over 4 Q tiles, 8 SMs: groups of 4 q heads (all of one
     // KV head), each walking the KV tiles from its own offset 0, 4, 8, 12.
-    Problem problem = square_problem(1, 8, 1, MaskKind::kFull);
-    problem.kv_heads = 2;
-    problem.seqlen_q = 4 * 64;
-    problem.seqlen_k = 16 * 64;
+    Problem const problem = kv_long_problem(8, 2);
     Machine const machine = machine_with_sms(8);
     Schedule const s = make_strategy("shift", problem, machine);
     validate(problem, machine, s);
