@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <utility>
 
@@ -129,6 +130,17 @@ struct Attention::State {
   int trace_steps = 0;
   int trace_items = 0;
   DeviceBuffer trace;
+  // One workspace: host threads take turns (launch), and each backward waits on the GPU for the
+  // one before it, whatever stream that ran on (done, recorded after each).
+  std::mutex launch;
+  cudaEvent_t done = nullptr;
+
+  State() = default;
+  State(State const&) = delete;
+  State& operator=(State const&) = delete;
+  ~State() {
+    if (done != nullptr) cudaEventDestroy(done);
+  }
 };
 
 TensorRef contiguous_tensor(void* data, int seqlen, int heads, int head_dim) {
@@ -168,6 +180,7 @@ Attention::Attention(sim::Problem problem, DType dtype, float softmax_scale) : s
     user_error("softmax scale must be positive and finite, got {}", softmax_scale);
   }
   State& s = *state_;
+  DASH_CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
   s.problem = std::move(problem);
   s.dtype = dtype;
   sim::Problem const& p = s.problem;
@@ -254,6 +267,9 @@ void Attention::set_ticket_timeout(std::chrono::milliseconds limit) {
 void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
                              std::optional<KernelFamily> family) {
   State& s = *state_;
+  std::lock_guard<std::mutex> const turn(s.launch);
+  // A backward still running reads the tables about to be replaced.
+  DASH_CUDA_CHECK(cudaEventSynchronize(s.done));
   sim::Problem const& p = s.problem;
   int device = 0;
   DASH_CUDA_CHECK(cudaGetDevice(&device));
@@ -425,13 +441,21 @@ void Attention::forward(AttentionTensors const& t, cudaStream_t stream) const {
 }
 
 void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStream_t stream) const {
-  State const& s = *state_;
+  State& w = *state_;
+  State const& s = w;
+  std::lock_guard<std::mutex> const turn(w.launch);
   if (!s.has_schedule) user_error("backward needs a schedule (set_schedule) first");
   for (auto const& [name, ref] : {std::pair{"q", &t.q}, {"k", &t.k}, {"v", &t.v}, {"o", &t.o}, {"dout", &t.dout},
                                   {"dq", &t.dq}, {"dk", &t.dk}, {"dv", &t.dv}}) {
     check_tensor(name, *ref);
   }
   if (t.lse == nullptr) user_error("tensor lse is null");
+  // The workspace is the previous backward's until it has finished, on whichever stream. Inside a
+  // stream capture the captured graph orders the work: no wait on an event recorded outside it.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  DASH_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  bool const capturing = capture != cudaStreamCaptureStatusNone;
+  if (!capturing) DASH_CUDA_CHECK(cudaStreamWaitEvent(stream, s.done, 0));
   auto* base = s.workspace.as<unsigned char>();
   bool const gqa = s.problem.is_gqa();
   Sizes const sz = sizes_of(s.problem);
@@ -480,7 +504,6 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   p.tables = s.tables;
   p.watchdog = s.watchdog->view(s.ticket_timeout);
   if (s.trace_on) {
-    State& w = *state_;
     std::size_t const bytes =
         static_cast<std::size_t>(s.grid) *
         static_cast<std::size_t>(trace_region_slots(s.trace_steps, s.trace_items)) *
@@ -501,6 +524,7 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   post.dk_accum = pre.dk_accum;
   post.dv_accum = pre.dv_accum;
   launch_postprocess(post, s.dtype, stream);
+  if (!capturing) DASH_CUDA_CHECK(cudaEventRecord(s.done, stream));
 }
 
 }  // namespace dash::rt

@@ -61,10 +61,12 @@ std::vector<KernelFamily> runnable_families();
 std::size_t backward_workspace_bytes(sim::Problem const& problem);
 
 
-/// One object holds one backward workspace (accumulators, tickets): two backwards of the same
-/// object must not be in flight at once (on two streams, or two threads); order them on one
-/// stream, or use one object per stream. set_schedule waits for its uploads to land, so a
-/// backward on any stream, cudaStreamNonBlocking ones included, reads the new tables.
+/// One object holds one backward workspace (accumulators, tickets), so its backwards run one at a
+/// time: called from several host threads they take turns, and launched on several streams each
+/// waits on the GPU for the one before it (an event recorded after each; not inside a CUDA stream
+/// capture, where the captured graph orders them). For backwards that overlap, use one object per
+/// stream. set_schedule waits for the last backward to finish and for its own uploads to land, so
+/// a backward on any stream, cudaStreamNonBlocking ones included, reads the new tables.
 class Attention {
  public:
   /// Checks the problem (head_dim 64/128, tiles of a kernel family: family_tile_m x

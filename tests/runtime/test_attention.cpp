@@ -9,7 +9,10 @@
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <atomic>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/wait.h>
@@ -287,6 +290,60 @@ TEST_CASE("deterministic backward is bitwise repeatable; atomic is not", "[gpu]"
                   sim::to_string(p.mask).c_str(), atomic_differing);
       CHECK(atomic_differing > 0);
     }
+  }
+}
+
+TEST_CASE("one object from two host threads on two streams: its backwards take turns", "[gpu]") {
+  sim::Problem const p = make_problem(1, 8, 8, 2048, 2048, 128, causal());
+  DType const dtype = DType::kBf16;
+  for (KernelFamily f : device_families()) {
+    INFO(family_name(f));
+    Attention attn(p, dtype, scale_of(p));
+    attn.set_schedule(sim::make_strategy("symmetric-shift", p, sim::machine_preset("h200")), KernelChoice::kAuto, f);
+    DeviceTensors a(p, dtype);
+    DeviceTensors b(p, dtype);
+    a.upload(random_inputs(p, dtype, 91));
+    b.upload(random_inputs(p, dtype, 92));
+    attn.forward(a.tensors(), nullptr);
+    attn.forward(b.tensors(), nullptr);
+    // Reference: one after the other on one stream.
+    attn.backward(a.tensors(), Reduction::kDeterministic, nullptr);
+    DASH_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> const ref_a = a.grad_bits();
+    attn.backward(b.tensors(), Reduction::kDeterministic, nullptr);
+    DASH_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> const ref_b = b.grad_bits();
+    REQUIRE(ref_a != ref_b);
+    cudaStream_t sa = nullptr;
+    cudaStream_t sb = nullptr;
+    DASH_CUDA_CHECK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
+    DASH_CUDA_CHECK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+    int wrong = 0;
+    for (int round = 0; round < 20; ++round) {
+      a.poison_backward(sa);
+      b.poison_backward(sb);
+      DASH_CUDA_CHECK(cudaDeviceSynchronize());
+      std::atomic<bool> failed{false};
+      auto run = [&](DeviceTensors& t, cudaStream_t stream) {
+        try {
+          attn.backward(t.tensors(), Reduction::kDeterministic, stream);
+        } catch (std::exception const&) {
+          failed.store(true);
+        }
+      };
+      std::thread ta(run, std::ref(a), sa);
+      std::thread tb(run, std::ref(b), sb);
+      ta.join();
+      tb.join();
+      DASH_CUDA_CHECK(cudaDeviceSynchronize());
+      REQUIRE(!failed.load());
+      wrong += a.grad_bits() != ref_a || b.grad_bits() != ref_b ? 1 : 0;
+    }
+    std::printf("one object, two threads and streams: %s 20 rounds, %d differ from one stream's\n",
+                family_name(f).data(), wrong);
+    CHECK(wrong == 0);
+    cudaStreamDestroy(sa);
+    cudaStreamDestroy(sb);
   }
 }
 
