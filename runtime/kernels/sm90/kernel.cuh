@@ -686,7 +686,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
     if (tid == 0) trace::mark(p.trace, false);
   }
   __syncthreads();
-  int const wg = tid / 128;
+  // The warpgroup, known to the compiler as warp-uniform (a broadcast from lane 0): the operand
+  // descriptors derived from it then live in uniform registers, as wgmma takes them, instead of
+  // being moved there before every wgmma.
+  int const wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   if (wg == 0) {
     regs_dealloc<kProducerRegs>();
     if (tid == 0) {
