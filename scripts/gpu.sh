@@ -47,7 +47,7 @@ if [[ "$what" == build ]]; then
   set -e
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_CODEGEN=OFF \
     -DDASH_BENCHMARKS=OFF -DDASH_CUDA_ARCHS="80;90a"
-  cmake --build "$build" --target test_runtime rt_bench dash
+  cmake --build "$build" --target test_runtime rt_bench dash initcheck_probe
   exit 0
 fi
 case "$what" in
@@ -87,8 +87,16 @@ if want sanitize; then
   # racecheck several times: its slow shared-memory accesses skew the warpgroups' timing, which is
   # how a race between them shows (as a failed check with 0 hazards: the tool does not see the
   # tensor cores' and the copy engine's accesses).
-  # initcheck only on request (SANITIZE_INITCHECK=1): it reports reads of the sm90 family's dQ
-  # accumulator in the postprocess that are not yet triaged (docs/results/2026-12-03-h200-watchdog.md).
+  # initcheck only on request (SANITIZE_INITCHECK=1): it does not see writes by the bulk copy
+  # engine, so it reports every read of memory that only bulk stores wrote, such as the sm90
+  # family's dQ accumulator in the postprocess. initcheck_probe shows that on a buffer of its own
+  # (docs/results/2026-12-03-h200-uniform-warpgroup.md); with SANITIZE_INITCHECK=1 it runs first.
+  if [[ "${SANITIZE_INITCHECK:-0}" == 1 ]]; then
+    for c in none st bulk-store memset-reduce; do
+      stage "initcheck probe ($c)" 60 "$out/initcheck-probe-$c.log" compute-sanitizer --tool initcheck "$bin/initcheck_probe" "$c"
+      echo "initcheck probe ($c): $(grep -h -m1 'ERROR SUMMARY' "$out/initcheck-probe-$c.log") (expected: errors for none and bulk-store only)" | tee -a "$summary"
+    done
+  fi
   for name in memcheck $(seq -f "racecheck-%g" "${RACECHECK_RUNS:-3}") synccheck \
     $([[ "${SANITIZE_INITCHECK:-0}" == 1 ]] && echo initcheck); do
     stage "sanitize ($name)" "${SANITIZE_LIMIT_S:-300}" "$out/sanitize-$name.log" \
