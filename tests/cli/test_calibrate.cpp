@@ -1,14 +1,10 @@
 // Calibration (dagsim/model/calibrate.h, `dash calibrate`): a trace reads back as written, gives
 // back the schedule that ran, and a trace of the simulator itself is fitted back to the rates that
 // made it, so that the fitted model predicts that trace's makespan exactly.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -144,8 +140,8 @@ TEST_CASE("calibrate: a simulated trace is fitted back to the rates that made it
 }
 
 TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulated trace") {
-  fs::path const dir = fs::temp_directory_path() / fmt::format("dash_cal_cli_{}", ::getpid());
-  fs::create_directories(dir);
+  dash::test::Scratch const scratch;
+  fs::path const& dir = scratch.dir;
   std::string const trace = (dir / "t.json").string();
   std::string const profile = (dir / "p.json").string();
   std::string const shape = "--sms 32 --heads 4 --seqlen 4096 --mask causal --strategy fa3";
@@ -181,13 +177,7 @@ TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulate
   dash::test::check_user_error(
       run_dash(fmt::format("calibrate '{}'", (dir / "plain.json").string())),
       "otherData has no \"problem\"");
-  std::string text;
-  {
-    std::ifstream in(trace);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  std::string const text = dash::test::slurp(trace);
   std::string wrong = text;
   wrong.replace(wrong.find("\"family\":\"sm90\""), 15, "\"family\":\"sm77\"");
   std::ofstream(dir / "family.json") << wrong;
@@ -203,5 +193,4 @@ TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulate
   dash::test::check_user_error(
       run_dash(fmt::format("calibrate '{}' --out /nonexistent/p.json", trace)),
       "directory '/nonexistent' does not exist");
-  fs::remove_all(dir);
 }

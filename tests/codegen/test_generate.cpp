@@ -3,8 +3,8 @@
 // directory.
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -14,20 +14,21 @@
 #include "codegen/specialize.h"
 #include "dagsim/core/error.h"
 #include "dagsim/core/strategies.h"
+#include "tests/scratch.h"
 
 namespace cg = dash::codegen;
 namespace sim = dash::sim;
 namespace fs = std::filesystem;
+using dash::test::Scratch;
+using dash::test::slurp;
 
 namespace {
 
 cg::TemplateSource runtime_template() {
   std::string const path = cg::default_template_path();
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return {cg::template_display_name(path), path, text.str()};
+  std::string text = slurp(path);
+  REQUIRE_FALSE(text.empty());
+  return {cg::template_display_name(path), path, std::move(text)};
 }
 
 cg::KernelSpec spec_for(std::string const& strategy, sim::MaskKind mask) {
@@ -38,24 +39,6 @@ cg::KernelSpec spec_for(std::string const& strategy, sim::MaskKind mask) {
   auto const machine = sim::machine_with_sms(16);
   return cg::lower(problem, machine, sim::make_strategy(strategy, problem, machine));
 }
-
-std::string read(fs::path const& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("dash_codegen_test_" + std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 
@@ -189,24 +172,21 @@ TEST_CASE("generate_files is deterministic and lists every file in the manifest"
 }
 
 TEST_CASE("write_generated replaces the set and leaves nothing half-written", "[codegen][cpu]") {
-  TempDir const tmp;
-  fs::path const out = tmp.path / "out";
+  Scratch const tmp;
+  fs::path const out = tmp.dir / "out";
   cg::write_generated(out.string(),
                       {{"a.cu", "A"}, {"manifest.json", R"({"files":["a.cu","manifest.json"]})"}});
-  CHECK(read(out / "a.cu") == "A");
+  CHECK(slurp(out / "a.cu") == "A");
   std::ofstream(out / "mine.txt") << "not ours";
   cg::write_generated(out.string(),
                       {{"b.cu", "B"}, {"manifest.json", R"({"files":["b.cu","manifest.json"]})"}});
   CHECK_FALSE(fs::exists(out / "a.cu"));  // listed by the old manifest, not generated any more
-  CHECK(read(out / "b.cu") == "B");
+  CHECK(slurp(out / "b.cu") == "B");
   CHECK(fs::exists(out / "mine.txt"));  // never ours: kept
   // No temporary directory is left next to the output.
-  int entries = 0;
-  for ([[maybe_unused]] auto const& e : fs::directory_iterator(tmp.path)) ++entries;
-  CHECK(entries == 1);
-  CHECK_THROWS_AS(cg::write_generated((tmp.path / "missing" / "out").string(), {{"c.cu", "C"}}),
-                  dash::UserError);
-  CHECK_FALSE(fs::exists(tmp.path / "missing"));
+  CHECK(tmp.entries() == 1);
+  CHECK_THROWS_AS(cg::write_generated(tmp / "missing/out", {{"c.cu", "C"}}), dash::UserError);
+  CHECK_FALSE(fs::exists(tmp.dir / "missing"));
 }
 
 TEST_CASE("a template without the protocol's hooks is refused", "[codegen][cpu]") {

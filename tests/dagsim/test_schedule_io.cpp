@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include "dagsim/core/schedule_io.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/core/tile_index.h"
+#include "tests/scratch.h"
 
 namespace {
 
@@ -325,8 +324,8 @@ TEST_CASE("schedule_io: GQA dK/dV ranks are checked against the group", "[schedu
 }
 
 TEST_CASE("schedule_io: files are written atomically and read back", "[schedule_io]") {
-  auto const dir = std::filesystem::temp_directory_path() / fmt::format("dash_io_{}", ::getpid());
-  std::filesystem::create_directories(dir);
+  dash::test::Scratch const scratch;
+  std::filesystem::path const& dir = scratch.dir;
   auto const doc = random_document(small_problem(), 4, LaunchModel::kPersistent, 3);
   std::string const path = (dir / "s.json").string();
   write_schedule_file(path, doc);
@@ -335,9 +334,7 @@ TEST_CASE("schedule_io: files are written atomically and read back", "[schedule_
   std::string const bad = (dir / "missing" / "s.json").string();
   CHECK_THROWS_AS(write_schedule_file(bad, doc), UserError);
   CHECK_FALSE(std::filesystem::exists(dir / "missing"));
-  int entries = 0;
-  for ([[maybe_unused]] auto const& e : std::filesystem::directory_iterator(dir)) ++entries;
-  CHECK(entries == 1);
+  CHECK(scratch.entries() == 1);
   // Reading: a missing file, a directory, a file that is not JSON — each names the path.
   CHECK_THROWS_WITH(read_schedule_file((dir / "nope.json").string()), Catch::Contains("nope.json"));
   CHECK_THROWS_WITH(read_schedule_file(dir.string()), Catch::Contains("not a regular file"));
@@ -347,7 +344,6 @@ TEST_CASE("schedule_io: files are written atomically and read back", "[schedule_
   }
   CHECK_THROWS_WITH(read_schedule_file((dir / "bad.json").string()),
                     Catch::Contains("bad.json: malformed JSON"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("user JSON: the strict reader builds what nlohmann's parser builds, and refuses what it must",
