@@ -33,10 +33,8 @@ struct Sizes {
 
 Sizes sizes_of(sim::Problem const& p) {
   Sizes s;
-  for (int b = 0; b < p.batch; ++b) {
-    s.total_q += p.len_q(b);
-    s.total_k += p.len_k(b);
-  }
+  s.total_q = p.total_q();
+  s.total_k = p.total_k();
   s.rows_padded = (s.total_q + p.tile_m - 1) / p.tile_m * p.tile_m + p.tile_m;
   sim::TileIndex const index(p);
   s.dq_tiles = index.num_dq_tiles();

@@ -50,12 +50,8 @@ AttentionOutputs reference_cpu(sim::Problem const& p, float scale, AttentionInpu
   int const hq = p.q_heads;
   int const hk = p.kv_heads;
   int const group = p.group_size();
-  int total_q = 0;
-  int total_k = 0;
-  for (int b = 0; b < p.batch; ++b) {
-    total_q += p.len_q(b);
-    total_k += p.len_k(b);
-  }
+  int const total_q = static_cast<int>(p.total_q());
+  int const total_k = static_cast<int>(p.total_k());
   AttentionOutputs out;
   out.o.assign(static_cast<std::size_t>(total_q) * hq * d, 0.f);
   out.dq.assign(out.o.size(), 0.f);

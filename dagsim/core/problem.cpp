@@ -74,6 +74,18 @@ std::vector<int> Problem::visible_kv_tiles(int b, int i) const {
   return tiles;
 }
 
+std::int64_t Problem::total_q() const {
+  std::int64_t t = 0;
+  for (int b = 0; b < batch; ++b) t += len_q(b);
+  return t;
+}
+
+std::int64_t Problem::total_k() const {
+  std::int64_t t = 0;
+  for (int b = 0; b < batch; ++b) t += len_k(b);
+  return t;
+}
+
 std::int64_t Problem::tile_count() const {
   std::int64_t total = 0;
   for (int b = 0; b < batch; ++b) total += std::int64_t{q_tiles(b)} * kv_tiles(b) * q_heads;

@@ -28,6 +28,9 @@ struct Problem {
   [[nodiscard]] int len_k(int b) const { return seqlens_k.empty() ? seqlen_k : seqlens_k[b]; }
   [[nodiscard]] int q_tiles(int b) const { return (len_q(b) + tile_m - 1) / tile_m; }
   [[nodiscard]] int kv_tiles(int b) const { return (len_k(b) + tile_n - 1) / tile_n; }
+  /// Query (key) rows over every batch: the packed length of a varlen problem.
+  [[nodiscard]] std::int64_t total_q() const;
+  [[nodiscard]] std::int64_t total_k() const;
   [[nodiscard]] int group_size() const { return q_heads / kv_heads; }
   [[nodiscard]] bool is_gqa() const { return kv_heads != q_heads; }
   /// (Q tile, KV tile) combinations over every batch and q head, masked ones included: the most

@@ -15,14 +15,8 @@ Cycles CostModel::step_cost(Problem const& problem, int b, int i, int j) const {
 
 Cycles prepost_cycles(Problem const& problem, KernelRates const& rates) {
   if (rates.prepost_bytes_per_cycle <= 0) return 0;
-  std::int64_t total_q = 0;
-  std::int64_t total_k = 0;
-  for (int b = 0; b < problem.batch; ++b) {
-    total_q += problem.len_q(b);
-    total_k += problem.len_k(b);
-  }
-  std::int64_t const q = total_q * problem.q_heads * problem.head_dim;
-  std::int64_t const k = total_k * problem.kv_heads * problem.head_dim;
+  std::int64_t const q = problem.total_q() * problem.q_heads * problem.head_dim;
+  std::int64_t const k = problem.total_k() * problem.kv_heads * problem.head_dim;
   std::int64_t const bytes = 10 * q + (problem.is_gqa() ? 20 * k : 0);
   return (bytes + rates.prepost_bytes_per_cycle - 1) / rates.prepost_bytes_per_cycle;
 }

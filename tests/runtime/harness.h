@@ -42,17 +42,6 @@ class Rng {
   std::uint64_t state_;
 };
 
-inline int total_q(sim::Problem const& p) {
-  int t = 0;
-  for (int b = 0; b < p.batch; ++b) t += p.len_q(b);
-  return t;
-}
-inline int total_k(sim::Problem const& p) {
-  int t = 0;
-  for (int b = 0; b < p.batch; ++b) t += p.len_k(b);
-  return t;
-}
-
 /// Fresh random inputs, rounded to the dtype (never zeros).
 inline AttentionInputs random_inputs(sim::Problem const& p, DType dtype, std::uint64_t seed) {
   Rng rng(seed);
@@ -62,8 +51,8 @@ inline AttentionInputs random_inputs(sim::Problem const& p, DType dtype, std::ui
     return v;
   };
   AttentionInputs in;
-  std::size_t const nq = static_cast<std::size_t>(total_q(p)) * p.q_heads * p.head_dim;
-  std::size_t const nk = static_cast<std::size_t>(total_k(p)) * p.kv_heads * p.head_dim;
+  std::size_t const nq = static_cast<std::size_t>(p.total_q()) * p.q_heads * p.head_dim;
+  std::size_t const nk = static_cast<std::size_t>(p.total_k()) * p.kv_heads * p.head_dim;
   in.q = fill(nq);
   in.k = fill(nk);
   in.v = fill(nk);
@@ -75,11 +64,11 @@ inline AttentionInputs random_inputs(sim::Problem const& p, DType dtype, std::ui
 class DeviceTensors {
  public:
   DeviceTensors(sim::Problem const& p, DType dtype) : p_(p), dtype_(dtype) {
-    nq_ = static_cast<std::size_t>(total_q(p)) * p.q_heads * p.head_dim;
-    nk_ = static_cast<std::size_t>(total_k(p)) * p.kv_heads * p.head_dim;
+    nq_ = static_cast<std::size_t>(p.total_q()) * p.q_heads * p.head_dim;
+    nk_ = static_cast<std::size_t>(p.total_k()) * p.kv_heads * p.head_dim;
     for (auto* x : {&q_, &o_, &do_, &dq_}) *x = alloc(nq_ * 2);
     for (auto* x : {&k_, &v_, &dk_, &dv_}) *x = alloc(nk_ * 2);
-    lse_ = alloc(static_cast<std::size_t>(total_q(p)) * p.q_heads * sizeof(float));
+    lse_ = alloc(static_cast<std::size_t>(p.total_q()) * p.q_heads * sizeof(float));
   }
   ~DeviceTensors() {
     for (void* x : {q_, k_, v_, o_, do_, dq_, dk_, dv_, lse_}) cudaFree(x);
@@ -96,7 +85,7 @@ class DeviceTensors {
   /// NaN in every output element (0xffff is a NaN in bf16 and fp16, 0xffffffff in fp32).
   void poison_forward(cudaStream_t s) {
     DASH_CUDA_CHECK(cudaMemsetAsync(o_, 0xff, nq_ * 2, s));
-    DASH_CUDA_CHECK(cudaMemsetAsync(lse_, 0xff, static_cast<std::size_t>(total_q(p_)) * p_.q_heads * 4, s));
+    DASH_CUDA_CHECK(cudaMemsetAsync(lse_, 0xff, static_cast<std::size_t>(p_.total_q()) * p_.q_heads * 4, s));
   }
   void poison_backward(cudaStream_t s) {
     DASH_CUDA_CHECK(cudaMemsetAsync(dq_, 0xff, nq_ * 2, s));
@@ -124,7 +113,7 @@ class DeviceTensors {
   [[nodiscard]] std::vector<float> dk() const { return get(dk_, nk_); }
   [[nodiscard]] std::vector<float> dv() const { return get(dv_, nk_); }
   [[nodiscard]] std::vector<float> lse() const {
-    std::vector<float> v(static_cast<std::size_t>(total_q(p_)) * p_.q_heads);
+    std::vector<float> v(static_cast<std::size_t>(p_.total_q()) * p_.q_heads);
     DASH_CUDA_CHECK(cudaMemcpy(v.data(), lse_, v.size() * 4, cudaMemcpyDeviceToHost));
     return v;
   }

@@ -77,8 +77,8 @@ double spread_of(std::vector<double> const& v) {
 class GradCopy {
  public:
   GradCopy(AttentionTensors const& t, sim::Problem const& p) {
-    words_[0] = std::size_t{static_cast<std::size_t>(test::total_q(p))} * static_cast<std::size_t>(p.q_heads * p.head_dim);
-    words_[1] = words_[2] = std::size_t{static_cast<std::size_t>(test::total_k(p))} * static_cast<std::size_t>(p.kv_heads * p.head_dim);
+    words_[0] = static_cast<std::size_t>(p.total_q()) * static_cast<std::size_t>(p.q_heads * p.head_dim);
+    words_[1] = words_[2] = static_cast<std::size_t>(p.total_k()) * static_cast<std::size_t>(p.kv_heads * p.head_dim);
     void const* src[3] = {t.dq.data, t.dk.data, t.dv.data};
     for (int x = 0; x < 3; ++x) {
       DASH_CUDA_CHECK(cudaMalloc(&copy_[x], words_[x] * 2));
