@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include "dagsim/core/problem.h"
 #include "dagsim/core/schedule.h"
 #include "dagsim/core/tile_index.h"
+#include "device_fill.h"
 #include "runtime/attention.h"
 #include "runtime/reference.h"
 
@@ -115,6 +117,40 @@ class DeviceTensors {
   [[nodiscard]] std::vector<float> lse() const {
     std::vector<float> v(static_cast<std::size_t>(p_.total_q()) * p_.q_heads);
     DASH_CUDA_CHECK(cudaMemcpy(v.data(), lse_, v.size() * 4, cudaMemcpyDeviceToHost));
+    return v;
+  }
+  /// Q, K, V and dO filled on the GPU (fill_random_device): for problems too large to fill from the host.
+  void fill_inputs_on_device(std::uint64_t seed) {
+    fill_random_device(q_, static_cast<std::int64_t>(nq_), dtype_, seed, nullptr);
+    fill_random_device(k_, static_cast<std::int64_t>(nk_), dtype_, seed + 1, nullptr);
+    fill_random_device(v_, static_cast<std::int64_t>(nk_), dtype_, seed + 2, nullptr);
+    fill_random_device(do_, static_cast<std::int64_t>(nq_), dtype_, seed + 3, nullptr);
+  }
+  /// Fixed-length problems: this (one-sequence) problem's Q, K, V, dO set to sequence `b` of
+  /// `from`, a problem of the same shape but more sequences.
+  void copy_inputs_of_sequence(DeviceTensors const& from, int b) {
+    auto const at = [](void* base, std::size_t bytes) { return static_cast<unsigned char*>(base) + bytes; };
+    std::size_t const bq = nq_ * 2;
+    std::size_t const bk = nk_ * 2;
+    auto const ub = static_cast<std::size_t>(b);
+    DASH_CUDA_CHECK(cudaMemcpy(q_, at(from.q_, ub * bq), bq, cudaMemcpyDeviceToDevice));
+    DASH_CUDA_CHECK(cudaMemcpy(k_, at(from.k_, ub * bk), bk, cudaMemcpyDeviceToDevice));
+    DASH_CUDA_CHECK(cudaMemcpy(v_, at(from.v_, ub * bk), bk, cudaMemcpyDeviceToDevice));
+    DASH_CUDA_CHECK(cudaMemcpy(do_, at(from.do_, ub * bq), bq, cudaMemcpyDeviceToDevice));
+  }
+  /// Fixed-length problems: the raw bits of O, dQ, dK and dV of sequence `b`, one after the other.
+  [[nodiscard]] std::vector<std::uint16_t> output_bits_of_sequence(int b) const {
+    auto const batch = static_cast<std::size_t>(p_.batch);
+    std::size_t const per_q = nq_ / batch;
+    std::size_t const per_k = nk_ / batch;
+    auto const ub = static_cast<std::size_t>(b);
+    std::vector<std::uint16_t> v(2 * per_q + 2 * per_k);
+    std::size_t pos = 0;
+    for (auto const& [src, per] : {std::pair{o_, per_q}, {dq_, per_q}, {dk_, per_k}, {dv_, per_k}}) {
+      DASH_CUDA_CHECK(cudaMemcpy(v.data() + pos, static_cast<std::uint16_t const*>(src) + ub * per, per * 2,
+                                 cudaMemcpyDeviceToHost));
+      pos += per;
+    }
     return v;
   }
   /// Raw bytes of dq, dk, dv: for bitwise comparisons.

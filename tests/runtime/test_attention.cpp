@@ -404,6 +404,63 @@ TEST_CASE("watchdog child: one rank corrupted past validation", "[.][watchdog-ch
   CHECK(seconds < 20.0);
 }
 
+// Offsets past 2^31 elements (docs/model.md, "Limits"): 257 sequences of 4096 rows x 16 heads x
+// 128, 2^23 elements each, so every tensor holds more than 2^31 elements and sequence 256 starts at
+// element 2^31. Each sequence's O, dQ, dK and dV must equal, bit for bit, those of the same
+// sequence run alone: fa3's order (docs/design.md) adds each dQ tile's partials in KV order in both
+// problems. Sequences 0, 255 (ending at 2^31) and 256 (starting there) are compared; an offset
+// computed in 32 bits would send 256 elsewhere.
+TEST_CASE("tensors past 2^31 elements: each sequence as when run alone, bit for bit", "[gpu]") {
+  sim::Problem const big = make_problem(257, 16, 16, 4096, 4096, 128, full());
+  sim::Problem const one = make_problem(1, 16, 16, 4096, 4096, 128, full());
+  std::int64_t const elements = big.total_q() * big.q_heads * big.head_dim;
+  REQUIRE(elements > (std::int64_t{1} << 31));
+  // Eight bf16 tensors, the fp32 dQ accumulator and the one-sequence problem's.
+  auto const need = static_cast<std::size_t>(elements) * (8 * 2 + 4) + (std::size_t{1} << 30);
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  DASH_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (free_bytes < need) {
+    WARN("skipped: needs " << need / (1u << 30) << " GiB of GPU memory, " << free_bytes / (1u << 30) << " free");
+    return;
+  }
+  DeviceTensors dev(big, DType::kBf16);
+  dev.fill_inputs_on_device(2031);
+  DeviceTensors dev1(one, DType::kBf16);
+  sim::Machine const h200 = sim::machine_preset("h200");
+  for (KernelFamily f : device_families()) {
+    {
+      Attention attn(big, DType::kBf16, scale_of(big));
+      attn.set_schedule(sim::make_strategy("fa3", big, h200), KernelChoice::kAuto, f);
+      REQUIRE(attn.family() == f);
+      dev.poison_forward(nullptr);
+      attn.forward(dev.tensors(), nullptr);
+      dev.poison_backward(nullptr);
+      attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
+      DASH_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    Attention attn1(one, DType::kBf16, scale_of(one));
+    attn1.set_schedule(sim::make_strategy("fa3", one, h200), KernelChoice::kAuto, f);
+    for (int b : {0, 255, 256}) {
+      dev1.copy_inputs_of_sequence(dev, b);
+      dev1.poison_forward(nullptr);
+      attn1.forward(dev1.tensors(), nullptr);
+      dev1.poison_backward(nullptr);
+      attn1.backward(dev1.tensors(), Reduction::kDeterministic, nullptr);
+      DASH_CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<std::uint16_t> const alone = dev1.output_bits_of_sequence(0);
+      std::vector<std::uint16_t> const in_big = dev.output_bits_of_sequence(b);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < alone.size(); ++i) differ += alone[i] != in_big[i] ? 1 : 0;
+      // Poisoned outputs are NaN: a sequence the kernels never wrote cannot match its run alone.
+      std::printf("big: %s sequence %d of 257 (%lld elements per tensor): %zu of %zu output values differ\n",
+                  family_name(f).data(), b, static_cast<long long>(elements), differ, alone.size());
+      INFO(family_name(f) << " sequence " << b);
+      CHECK(differ == 0);
+    }
+  }
+}
+
 TEST_CASE("bad input is refused with a UserError", "[gpu]") {
   sim::Problem p = make_problem(1, 2, 2, 256, 256, 128, full());
   SECTION("head_dim other than 64 and 128") {
