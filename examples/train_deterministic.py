@@ -2,6 +2,7 @@
 
     python examples/train_deterministic.py                    # dash_attn, then SDPA (flash/cuDNN)
     python examples/train_deterministic.py --steps 300 --json out/train.json --plot out/train.png
+    python examples/train_deterministic.py --replot out/train.json --plot out/train.png   # no GPU
 
 Every other op runs with torch.use_deterministic_algorithms(True, warn_only=True), so attention is
 the only source of run-to-run differences: with dash_attn (deterministic backward, docs/design.md)
@@ -22,11 +23,11 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuB
 import torch
 import torch.nn.functional as F
 
-import dash_attn
-
 
 def attend(backend: str, q, k, v):
     if backend == "dash":
+        import dash_attn
+
         return dash_attn.attention(q, k, v, causal=True)
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -105,6 +106,30 @@ def train(backend: str, args) -> dict:
             "median_step_ms": 1000 * times[len(times) // 2]}
 
 
+def plot(report: dict, path: str) -> None:
+    """The loss curves of both runs of each backend, and their difference, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    backends = [b for b in report["args"]["backends"].split(",") if b in report]
+    fig, (ax, dx) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for backend in backends:
+        a, b = (r["losses"] for r in report[backend]["runs"])
+        ax.plot(a, label=f"{backend} run 1")
+        ax.plot(b, "--", label=f"{backend} run 2")
+        dx.plot([abs(x - y) for x, y in zip(a, b)], label=backend)
+    ax.set_ylabel("loss")
+    ax.set_title(f"{report['gpu']}, torch {report['torch']}")
+    ax.legend()
+    dx.set_ylabel("|run 1 - run 2|")
+    dx.set_xlabel("step")
+    dx.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=300)
@@ -118,7 +143,14 @@ def main() -> None:
     ap.add_argument("--backends", default="dash,sdpa")
     ap.add_argument("--json", help="write both runs of each backend here")
     ap.add_argument("--plot", help="write a PNG of the loss curves here (needs matplotlib)")
+    ap.add_argument("--replot", help="only plot the report of an earlier --json run (with --plot; no GPU)")
     args = ap.parse_args()
+    if args.replot:
+        if not args.plot:
+            raise SystemExit("train_deterministic.py: --replot needs --plot")
+        with open(args.replot) as f:
+            plot(json.load(f), args.plot)
+        return
     if not torch.cuda.is_available():
         raise SystemExit("train_deterministic.py needs a CUDA GPU")
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -137,24 +169,7 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, (ax, dx) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-        for backend in args.backends.split(","):
-            a, b = (r["losses"] for r in report[backend]["runs"])
-            ax.plot(a, label=f"{backend} run 1")
-            ax.plot(b, "--", label=f"{backend} run 2")
-            dx.plot([abs(x - y) for x, y in zip(a, b)], label=backend)
-        ax.set_ylabel("loss")
-        ax.legend()
-        dx.set_ylabel("|run 1 - run 2|")
-        dx.set_xlabel("step")
-        dx.legend()
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
+        plot(report, args.plot)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ random inputs (never zeros).
                                  [--backends auto|flash,cudnn,fa4,fa4-det] [--iters 10] [--warmup 3]
                                  [--json FILE]
   --backends auto (default): flash and cudnn, and fa4, fa4-det where flash_attn.cute imports.
+             dash, dash-nd: our op (dash_attn.attention, deterministic and not) with the schedule
+             of --dash-schedule (default auto: dash search, cached); by name only, for the speed of
+             the op next to the peers and to `dash bench` (the C++ path).
   --offgrid: instead of the grid, the shapes where FlashAttention-4's fixed deterministic order
              costs it most (head_dim 128: GQA 16/2 causal and full, GQA 16/4 causal, a (1024, 0)
              sliding window, 2k queries on 16k keys), FlashAttention-4 only (SDPA has no GQA or
@@ -75,6 +78,7 @@ def parse_args(argv):
     p.add_argument("--commit", default="")
     p.add_argument("--json", dest="json_file", default="")
     p.add_argument("--offgrid", action="store_true")
+    p.add_argument("--dash-schedule", default="auto")
 
     # argparse's own errors exit 2 with a usage block; keep them to one line like dash.
     p.error = lambda message: fail(message)
@@ -95,7 +99,9 @@ def parse_args(argv):
     elif args.backends == "auto":
         args.backends = ["flash", "cudnn"] + (["fa4", "fa4-det"] if fa4_available() else [])
     else:
-        args.backends = name_list(args.backends, "--backends", ["flash", "cudnn", "fa4", "fa4-det"])
+        args.backends = name_list(args.backends, "--backends", ["flash", "cudnn", "fa4", "fa4-det", "dash", "dash-nd"])
+        if any(b.startswith("dash") for b in args.backends) and not dash_available():
+            fail("--backends dash/dash-nd: dash_attn does not import (pip install ./python, or DASH_ATTN_LIBRARY)")
     for d in args.head_dims:
         if args.hidden % d:
             fail(f"--head-dims: {d} does not divide the hidden size {args.hidden}")
@@ -113,6 +119,14 @@ def fa4_available():
     try:
         from flash_attn.cute.interface import flash_attn_func  # noqa: F401
     except Exception:  # not installed, or installed without a usable GPU stack
+        return False
+    return True
+
+
+def dash_available():
+    try:
+        import dash_attn  # noqa: F401
+    except Exception:  # not installed, or its native library does not load
         return False
     return True
 
@@ -152,11 +166,18 @@ def visible_pairs(sq, sk, mask):
     return total
 
 
-def forward(backend, q, k, v, mask, backends):
+def forward(backend, q, k, v, mask, backends, dash_schedule="auto"):
     """O of one recorded forward through `backend`, for torch.autograd.grad."""
     import torch
     from torch.nn.attention import sdpa_kernel
     causal = mask == "causal"
+    if backend in ("dash", "dash-nd"):
+        import dash_attn
+        window = band(mask) if mask.startswith("window:") else None
+        if window is not None:
+            window = tuple(-1 if side is None else side for side in window)
+        return dash_attn.attention(q, k, v, causal=causal, window=window, deterministic=backend == "dash",
+                                   schedule=dash_schedule)
     if backend in ("fa4", "fa4-det"):
         from flash_attn.cute.interface import flash_attn_func
         window = band(mask) if mask.startswith("window:") else (None, None)
@@ -225,6 +246,7 @@ def main(argv):
         "iters": args.iters,
         "warmup": args.warmup,
         "seed": args.seed,
+        "dash_schedule": args.dash_schedule if any(b.startswith("dash") for b in args.backends) else None,
     }
     gen = torch.Generator(device="cuda")
     gen.manual_seed(args.seed)
@@ -244,7 +266,7 @@ def main(argv):
                          .uniform_(-1.0, 1.0, generator=gen).requires_grad_())
                     k, v = (torch.empty(b, sk, hk, d, device="cuda", dtype=torch.bfloat16)
                             .uniform_(-1.0, 1.0, generator=gen).requires_grad_() for _ in range(2))
-                    o = forward(backend, q, k, v, mask, backends)
+                    o = forward(backend, q, k, v, mask, backends, args.dash_schedule)
                     dout = torch.empty_like(o).uniform_(-1.0, 1.0, generator=gen)
                     inputs.append((q, k, v, o, dout))
                 calls = args.warmup + args.iters

@@ -49,7 +49,7 @@ def prepare(*, batch: int, heads: int, seqlen: int, head_dim: int, kv_heads: int
             seqlens_k: list[int] | None = None, causal: bool = False, window=None,
             kernel: str = "auto", device=None, gpu_name: str | None = None, sms: int | None = None,
             evaluations: int | None = None, budget_s: float | None = None) -> dict:
-    """Runs (or finds in the cache) the schedule search of schedule="auto" for one shape, so that
+    """Runs (or finds in the cache) the schedule search of schedule="search" for one shape, so that
     the first backward of that shape does not pay for it. The GPU is `device` (default: the current
     CUDA device), or gpu_name + sms + kernel="sm80"|"sm90" to prepare without one. Returns
     {"path", "cached", ...}: the cache entry and, for a fresh search, its makespan and bound."""

@@ -122,7 +122,7 @@ def _schedule_arg(schedule) -> str:
         return os.fspath(schedule)
     if not isinstance(schedule, str) or not schedule:
         raise TypeError(
-            f"schedule must be 'auto', a strategy name or a schedule file path, got {schedule!r}"
+            f"schedule must be 'auto', 'search', a strategy name or a schedule file path, got {schedule!r}"
         )
     return schedule
 

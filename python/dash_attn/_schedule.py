@@ -1,10 +1,13 @@
-"""Where a backward's schedule comes from: a search cached on disk, a named strategy, or a file.
+"""Where a backward's schedule comes from: a named strategy, a search cached on disk, or a file.
 
-`schedule="auto"` runs the project's schedule search (docs/design.md section 3) once per spec —
-GPU name, SM count, problem shape, kernel family, cost model, evaluation count — and keeps the
-validated schedule document in the cache folder, one file per spec named by the spec's hash. The
-search stops after a fixed number of evaluations, so the schedule (and with it the deterministic
-mode's summation order) depends on the spec alone; its wall-clock budget only guards.
+`schedule="auto"` takes the named strategy (docs/strategies.md) the cost model rates fastest for
+the call. `schedule="search"` runs the project's schedule search (docs/design.md section 3) once per
+spec — GPU name, SM count, problem shape, kernel family, cost model, evaluation count — and keeps
+the validated schedule document in the cache folder, one file per spec named by the spec's hash.
+The search stops after a fixed number of evaluations, so the schedule (and with it the
+deterministic mode's summation order) depends on the spec alone; its wall-clock budget only guards.
+"auto" is not the search because the search's schedules ran slower on the H200 than the named
+strategies on causal shapes (python/README.md, "Schedules and the cache").
 """
 
 from __future__ import annotations
@@ -234,6 +237,32 @@ def named_schedule(name: str, problem: dict, family: str, gpu: str, sms: int) ->
     return document
 
 
+def best_named_schedule(problem: dict, family: str, gpu: str, sms: int) -> str:
+    """The schedule of the named strategy with the smallest modelled makespan for this call (ties:
+    the first in strategy_names()); strategies that refuse the problem are skipped."""
+    key = ("auto", json.dumps(problem, sort_keys=True), family, gpu, sms)
+    with _memory_lock:
+        if key in _named:
+            return _named[key]
+    best = None
+    refusals = []
+    for name in _lib.strategy_names():
+        try:
+            result = _lib.make_schedule(
+                {"problem": problem, "family": family, "machine": {"name": gpu, "sms": sms}, "strategy": name}
+            )
+        except ValueError as e:
+            refusals.append(f"{name}: {e}")
+            continue
+        if best is None or result["makespan"] < best[0]:
+            best = (result["makespan"], json.dumps(result["document"]))
+    if best is None:
+        raise ValueError("no named strategy takes this problem (" + "; ".join(refusals) + ")")
+    with _memory_lock:
+        _named[key] = best[1]
+    return best[1]
+
+
 def file_schedule(path: str, problem: dict, family: str) -> str:
     try:
         text = Path(path).read_text()
@@ -249,17 +278,17 @@ def file_schedule(path: str, problem: dict, family: str) -> str:
 def resolve(
     schedule: str, problem: dict, family: str, gpu: str, sms: int, *, budget_s: float | None = None
 ) -> str:
-    """The schedule document for `schedule` = "auto" | a strategy name | a schedule file path."""
+    """The schedule document for `schedule` = "auto" | "search" | a strategy name | a file path."""
     if schedule == "auto":
+        return best_named_schedule(problem, family, gpu, sms)
+    if schedule == "search":
         spec = search_spec(problem, family, gpu, sms, default_evaluations())
         return searched_schedule(spec, budget_s=budget_s)[0]
-    if schedule in _lib.strategy_names() or schedule == "search":
-        if schedule == "search":
-            raise ValueError('schedule="search" is spelled schedule="auto" (searched once, cached)')
+    if schedule in _lib.strategy_names():
         return named_schedule(schedule, problem, family, gpu, sms)
     if os.path.isfile(schedule):
         return file_schedule(schedule, problem, family)
     raise ValueError(
-        f"schedule={schedule!r} is neither 'auto', a strategy name "
+        f"schedule={schedule!r} is neither 'auto', 'search', a strategy name "
         f"({', '.join(_lib.strategy_names())}) nor an existing schedule file"
     )
