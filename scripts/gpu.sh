@@ -10,7 +10,8 @@
 #   scripts/gpu.sh [all|tests|sanitize|codegen|grid|bench]
 #     tests    every GPU test, for each kernel family the GPU runs (numerics, every validated
 #              schedule, 100-run determinism per named strategy with concurrent kernels,
-#              specializations bit for bit equal to the generic)
+#              specializations bit for bit equal to the generic), then the hidden slow ones
+#              ("[big]", hidden: more than 32767 Q tiles on one sequence; BIG_LIMIT_S)
 #     sanitize compute-sanitizer memcheck, racecheck (RACECHECK_RUNS times, default 3), synccheck (and
 #              initcheck with SANITIZE_INITCHECK=1)
 #              on the small-shape test
@@ -26,7 +27,7 @@
 #              sm80,sm90) and PyTorch's backends (SDPA, FlashAttention-4 where it imports) in the
 #              same run
 #     all      the five, in that order (default)
-# Each stage runs under its own timeout (TESTS_LIMIT_S, SANITIZE_LIMIT_S, CODEGEN_LIMIT_S, GRID_LIMIT_S, and the
+# Each stage runs under its own timeout (TESTS_LIMIT_S, BIG_LIMIT_S, SANITIZE_LIMIT_S, CODEGEN_LIMIT_S, GRID_LIMIT_S, and the
 # DASH_TIMEOUT / TORCH_TIMEOUT of bench.sh); logs under $OUT (default out/gpu); a summary (exit
 # code and seconds per stage) and the benchmark's tables are printed last. COMMIT is recorded in
 # the benchmark's JSON (default: git's HEAD). Exit 0 when every stage passed, else 1; bad usage 2.
@@ -83,6 +84,7 @@ stage() {
 want() { [[ "$what" == all || "$what" == "$1" ]]; }
 
 want tests && stage "tests" "${TESTS_LIMIT_S:-180}" "$out/tests.log" "$bin/test_runtime" --durations yes
+want tests && stage "tests [big]" "${BIG_LIMIT_S:-400}" "$out/tests-big.log" "$bin/test_runtime" "[big]" --durations yes
 if want sanitize; then
   # racecheck several times: its slow shared-memory accesses skew the warpgroups' timing, which is
   # how a race between them shows (as a failed check with 0 hazards: the tool does not see the
@@ -138,6 +140,7 @@ fi
 
 echo "==== summary"
 [[ -f "$out/tests.log" ]] && grep -E "^determinism:|test cases|assertions" "$out/tests.log" | tail -28
+[[ -f "$out/tests-big.log" ]] && echo "[big]: $(grep -E "test cases|assertions" "$out/tests-big.log" | tail -1)"
 for log in "$out"/sanitize-*.log; do
   [[ -f "$log" ]] && echo "$(basename "$log" .log): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)" \
     "| $(grep -E "^All tests passed|^test cases" "$log" | tail -1)"

@@ -404,6 +404,22 @@ TEST_CASE("watchdog child: one rank corrupted past validation", "[.][watchdog-ch
   CHECK(seconds < 20.0);
 }
 
+// More than 32767 Q tiles along one sequence (docs/model.md, "Limits"): a 16-bit tile index or
+// rank would wrap there. 32769 tiles of 64 query rows on 300 keys (3 KV tiles, the last one cut),
+// both families, against the fp32 GPU reference. Hidden ([.][big]: about 170 s on the H200, most of
+// it the naive reference's per-key threads); scripts/gpu.sh runs it in its tests stage.
+TEST_CASE("more than 32767 Q tiles along one sequence match the fp32 GPU reference", "[gpu][.][big]") {
+  Case const c{"d128 bf16 full 2097216x300", make_problem(1, 1, 1, 32769 * 64, 300, 128, full()), DType::kBf16};
+  REQUIRE(c.problem.q_tiles(0) > 32767);
+  AttentionInputs const in = random_inputs(c.problem, c.dtype, 32769);
+  AttentionOutputs const exact = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+  AttentionOutputs const low = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+  for (KernelFamily f : device_families()) {
+    run_and_check(f, c, sim::make_strategy("fa3", c.problem, sim::machine_preset("h200")), Reduction::kDeterministic,
+                  in, exact, low, true);
+  }
+}
+
 // Offsets past 2^31 elements (docs/model.md, "Limits"): 257 sequences of 4096 rows x 16 heads x
 // 128, 2^23 elements each, so every tensor holds more than 2^31 elements and sequence 256 starts at
 // element 2^31. Each sequence's O, dQ, dK and dV must equal, bit for bit, those of the same
