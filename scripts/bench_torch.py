@@ -99,9 +99,11 @@ def parse_args(argv):
     elif args.backends == "auto":
         args.backends = ["flash", "cudnn"] + (["fa4", "fa4-det"] if fa4_available() else [])
     else:
-        args.backends = name_list(args.backends, "--backends", ["flash", "cudnn", "fa4", "fa4-det", "dash", "dash-nd"])
+        known = ["flash", "cudnn", "fa4", "fa4-det", "dash", "dash-nd"]
+        args.backends = name_list(args.backends, "--backends", known)
         if any(b.startswith("dash") for b in args.backends) and not dash_available():
-            fail("--backends dash/dash-nd: dash_attn does not import (pip install ./python, or DASH_ATTN_LIBRARY)")
+            fail("--backends dash/dash-nd: dash_attn does not import "
+                 "(pip install ./python, or DASH_ATTN_LIBRARY)")
     for d in args.head_dims:
         if args.hidden % d:
             fail(f"--head-dims: {d} does not divide the hidden size {args.hidden}")
