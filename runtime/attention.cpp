@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -90,7 +91,7 @@ void check_problem(sim::Problem const& p) {
   // Element offsets are 64-bit in every kernel, so a tensor may hold more than 2^31 elements; rows
   // and tiles are counted in int (Geometry). The model's limits already keep them below 2^31
   // (docs/model.md); this states where the kernels rely on it.
-  constexpr std::int64_t kIntMax = 2147483647;
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   if (s.total_q > kIntMax || s.total_k > kIntMax || s.dq_tiles + s.dkv_tiles >= kIntMax) {
     user_error("problem too large for the CUDA kernels ({} query rows, {} key rows: at most 2^31 - 1 each)", s.total_q,
                s.total_k);

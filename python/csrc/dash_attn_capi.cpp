@@ -268,7 +268,9 @@ int dash_attn_make_schedule(char const* spec_text, char** out) {
                              r.elapsed_ms >= static_cast<double>(options.budget_ms);
       schedule = std::move(r.schedule);
     } else {
-      sim::NamedRun run = sim::run_named(strategy, problem, machine, cost, sim::LaunchModel::kPersistent);
+      sim::NamedRun run = strategy == "fastest-named"
+                              ? sim::fastest_named(problem, machine, cost, sim::LaunchModel::kPersistent)
+                              : sim::run_named(strategy, problem, machine, cost, sim::LaunchModel::kPersistent);
       if (!run.ran()) dash::user_error("strategy '{}' refused this problem: {}", strategy, run.refused);
       result["makespan"] = run.result->makespan;
       schedule = std::move(run.schedule);

@@ -40,7 +40,8 @@ int dash_attn_expired_ticket_wait(char** out);
 /// Comma-separated names of the named strategies (docs/strategies.md). *out: dash_attn_free.
 int dash_attn_strategy_names(char** out);
 /// Makes a schedule. spec: {"problem": {...}, "family", "machine": {"name", "sms"}, "strategy":
-/// "search" | a strategy name, "model": "default" | "paper", "evaluations", "budget_ms",
+/// "search" | "fastest-named" (the named strategy with the smallest simulated makespan) | a
+/// strategy name, "model": "default" | "paper", "evaluations", "budget_ms",
 /// "threads"}. *out: {"document": <schedule document>, "makespan", "lower_bound",
 /// "local_evaluations"}, validated against the machine.
 int dash_attn_make_schedule(char const* spec, char** out);

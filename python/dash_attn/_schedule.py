@@ -239,28 +239,8 @@ def named_schedule(name: str, problem: dict, family: str, gpu: str, sms: int) ->
 
 def best_named_schedule(problem: dict, family: str, gpu: str, sms: int) -> str:
     """The schedule of the named strategy with the smallest modelled makespan for this call (ties:
-    the first in strategy_names()); strategies that refuse the problem are skipped."""
-    key = ("auto", json.dumps(problem, sort_keys=True), family, gpu, sms)
-    with _memory_lock:
-        if key in _named:
-            return _named[key]
-    best = None
-    refusals = []
-    for name in _lib.strategy_names():
-        try:
-            result = _lib.make_schedule(
-                {"problem": problem, "family": family, "machine": {"name": gpu, "sms": sms}, "strategy": name}
-            )
-        except ValueError as e:
-            refusals.append(f"{name}: {e}")
-            continue
-        if best is None or result["makespan"] < best[0]:
-            best = (result["makespan"], json.dumps(result["document"]))
-    if best is None:
-        raise ValueError("no named strategy takes this problem (" + "; ".join(refusals) + ")")
-    with _memory_lock:
-        _named[key] = best[1]
-    return best[1]
+    the first in strategy_names()), chosen by the library (sim::fastest_named)."""
+    return named_schedule("fastest-named", problem, family, gpu, sms)
 
 
 def file_schedule(path: str, problem: dict, family: str) -> str:
