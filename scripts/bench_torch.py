@@ -16,8 +16,8 @@ random inputs (never zeros).
                                  [--json FILE]
   --backends auto (default): flash and cudnn, and fa4, fa4-det where flash_attn.cute imports.
              dash, dash-nd: our op (dash_attn.attention, deterministic and not) with the schedule
-             of --dash-schedule (default auto: the model's fastest named strategy); by name only, for the speed of
-             the op next to the peers and to `dash bench` (the C++ path).
+             of --dash-schedule (default auto: the model's fastest named strategy); by name only,
+             for the speed of the op next to the peers and to `dash bench` (the C++ path).
   --offgrid: instead of the grid, the shapes where FlashAttention-4's fixed deterministic order
              costs it most (head_dim 128: GQA 16/2 causal and full, GQA 16/4 causal, a (1024, 0)
              sliding window, 2k queries on 16k keys), FlashAttention-4 only (SDPA has no GQA or
