@@ -15,7 +15,10 @@
 #     sanitize compute-sanitizer memcheck, racecheck (RACECHECK_RUNS times, default 3), synccheck (and
 #              initcheck with SANITIZE_INITCHECK=1)
 #              on the small-shape test
-#              ("[sanitize]"): no findings, or the stage fails
+#              ("[sanitize]"): no findings, or the stage fails; then memcheck, racecheck and
+#              synccheck once each on the generated specializations whose file names contain
+#              SANITIZE_SPECS (default d64_causal: one per family), each run once next to its
+#              generic kernel on its own problem (rt_bench specialized MANIFEST 0 MATCH)
 #     codegen  rt_bench specialized: each kernel of generated/ vs the generic one, bitwise and
 #              timed in interleaved rounds (CODEGEN_ROUNDS, default 7)
 #     grid     determinism on the whole DASH grid (rt_bench grid 10)
@@ -103,6 +106,11 @@ if want sanitize; then
     $([[ "${SANITIZE_INITCHECK:-0}" == 1 ]] && echo initcheck); do
     stage "sanitize ($name)" "${SANITIZE_LIMIT_S:-300}" "$out/sanitize-$name.log" \
       compute-sanitizer --tool "${name%-*}" --error-exitcode 1 "$bin/test_runtime" "[sanitize]"
+  done
+  for name in memcheck racecheck synccheck; do
+    stage "sanitize specialized ($name)" "${SANITIZE_LIMIT_S:-300}" "$out/sanitize-specialized-$name.log" \
+      compute-sanitizer --tool "$name" --error-exitcode 1 "$bin/rt_bench" specialized generated/manifest.json 0 \
+      "${SANITIZE_SPECS:-d64_causal}"
   done
 fi
 want codegen && stage "codegen (specialized vs generic)" "${CODEGEN_LIMIT_S:-150}" "$out/specialized.txt" \

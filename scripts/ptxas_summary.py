@@ -5,6 +5,9 @@ CMake build log with DASH_PTXAS_VERBOSE=ON): one line per kernel and architectur
     [sm90 ]SOURCE d<head_dim> <bf16|fp16> <arch>: <N> registers, <S> B spill stores, <L> B spill loads
 
 (`sm90 ` before the Hopper family's kernel, runtime/kernels/sm90; none before the portable one's.)
+A kernel whose wgmma instructions ptxas serialized (its info C7520, "Potential Performance Loss":
+a wait or a branch between a warpgroup's wgmma issues; the kernel runs about a quarter slower)
+gets `, wgmma SERIALIZED (ptxas C7520)` at the end of its line, and the exit code is 1.
 
 SOURCE is what the kernel was compiled from, read from its mangled name: `generic` for a kernel
 instantiated with the table-driven policy (runtime/kernels/<family>/generic.cu), the spec name for
@@ -13,7 +16,8 @@ from the earlier single-file kernel, before the kernel took a policy. Lines repe
 twice) are printed once, in order of first appearance.
 
 Usage: scripts/ptxas_summary.py [--arch sm_90a] [LOG ...]   (no LOG: standard input)
-Exit 0; 2 on bad usage, an unreadable file or input without any backward kernel.
+Exit 0; 1 when a backward kernel's wgmma were serialized; 2 on bad usage, an unreadable file or
+input without any backward kernel.
 """
 import re
 import sys
@@ -28,6 +32,7 @@ SOURCE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_")
 GENERIC_POLICY = "11TablePolicyE"
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 REGISTERS = re.compile(r"Used (\d+) registers")
+SERIALIZED = re.compile(r"C7520.*wgmma.*serialized.*in the function '(\S+?)'")
 
 
 def fail(message):
@@ -36,8 +41,11 @@ def fail(message):
 
 
 def summarize(lines, arch):
+    serialized = {m.group(1) for m in map(SERIALIZED.search, lines) if m}
     out = []
     current = None
+    flag = ""
+    flagged = False
     spills = ("0", "0")
     for line in lines:
         entry = ENTRY.search(line)
@@ -55,6 +63,7 @@ def summarize(lines, arch):
                 label = source.group(1) if source else ("generic" if GENERIC_POLICY in name else "?")
                 current = f"{family}{label} d{kernel.group(1)} {dtype} {entry_arch}"
                 spills = ("0", "0")
+                flag = ", wgmma SERIALIZED (ptxas C7520)" if name in serialized else ""
             continue
         if current is None:
             continue
@@ -65,11 +74,12 @@ def summarize(lines, arch):
         registers = REGISTERS.search(line)
         if registers:
             row = (f"{current}: {registers.group(1)} registers, {spills[0]} B spill stores, "
-                   f"{spills[1]} B spill loads")
+                   f"{spills[1]} B spill loads{flag}")
+            flagged = flagged or bool(flag)
             if row not in out:
                 out.append(row)
             current = None
-    return out
+    return out, flagged
 
 
 def main(argv):
@@ -96,11 +106,11 @@ def main(argv):
                 lines += f.read().splitlines()
         except OSError as e:
             fail(f"{path}: {e.strerror}")
-    rows = summarize(lines, arch)
+    rows, flagged = summarize(lines, arch)
     if not rows:
         fail("no backward kernel (bwd_main_kernel, sm90 bwd_kernel) in the input" + (f" for {arch}" if arch else ""))
     print("\n".join(rows))
-    return 0
+    return 1 if flagged else 0
 
 
 if __name__ == "__main__":

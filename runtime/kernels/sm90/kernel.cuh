@@ -81,6 +81,12 @@ struct Tiles {
   static constexpr int kDsStages = 2;
   /// dS^T stored before the dV GEMM is issued (head dim 64), else after.
   static constexpr bool kDsFirst = D == 64;
+  /// dK and dV go out staged in one Q / dO stage, the item's last step's, where one stage holds
+  /// both (head dim 64): the producer then loads the next item's first step into the other stage
+  /// while the epilogue runs. Else they fill both stages and the next item's loads wait for the
+  /// store to have read them. Measured on the H200 at head dim 64 (docs/results/
+  /// 2026-12-04-h200-sm90-item-boundary.md): +0.2-0.8% deterministic, level atomic.
+  static constexpr bool kOneStageEpilogue = kTM >= kTN;
   /// dQ between the two MMA warpgroups: by rows where the Q tile has two 64-row halves, else by
   /// columns. Either way a warpgroup's share is one 64 x kDqN wgmma tile.
   static constexpr bool kDqByRows = kTM == 128;
@@ -126,7 +132,9 @@ struct SharedStorage {
   float dq[C::kDqBuffers][C::kDqFloats];  ///< tile-major (TileMajorDq)
   float lse[C::kStages][C::kStatStride];
   float dpsum[C::kStages][C::kStatStride];
-  std::uint64_t kv_full, kv_empty;
+  /// K and V each have their own pair: V is free once the item's last dP^T GEMM is done, K once its
+  /// last dQ GEMM is, and the producer loads the next item's V, then K, as soon as each is.
+  std::uint64_t k_full, k_empty, v_full, v_empty;
   std::uint64_t q_full[C::kStages], q_empty[C::kStages];
   std::uint64_t dq_full[C::kDqBuffers], dq_empty[C::kDqBuffers];
   /// The item's epilogue no longer needs the Q / dO stages (it stages dK, dV there for the TMA
@@ -161,45 +169,69 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
   prefetch_tensor_map(&maps.dout);
   prefetch_tensor_map(&maps.lse);
   prefetch_tensor_map(&maps.dpsum);
-  constexpr std::uint32_t kKvBytes = 2u * C::kTN * D * 2;
+  constexpr std::uint32_t kTileBytes = std::uint32_t{C::kTN} * D * 2;  ///< K or V
   constexpr std::uint32_t kStepBytes = 2u * C::kTM * D * 2 + 2u * C::kStatBox * 4;
   int step = 0;
   for (int k = 0;; ++k) {
     WorkItemRef const item = Policy::next_work_item(p.tables, static_cast<int>(blockIdx.x), k);
-    std::uint32_t const kv_full = smem_u32(&sm.kv_full);
-    // The MMA warpgroups are done with K, V and the item.
-    mbar_wait(smem_u32(&sm.kv_empty), (k & 1) ^ 1);
+    std::uint32_t const k_full = smem_u32(&sm.k_full);
+    std::uint32_t const v_full = smem_u32(&sm.v_full);
+    // The MMA warpgroups are done with V (their last dP^T GEMM of the previous item).
+    mbar_wait(smem_u32(&sm.v_empty), (k & 1) ^ 1);
     if (item.batch < 0) {
+      mbar_wait(smem_u32(&sm.k_empty), (k & 1) ^ 1);
       sm.item.batch = -1;
-      mbar_arrive(kv_full);
+      mbar_arrive(k_full);
       return;
     }
     int const b = item.batch;
     int const h = item.head;
     int const kvh = h / group;
     bool const gqa = group > 1;
-    sm.item = ItemInfo{b, h, item.kv_tile, item.num_steps,
-                       gqa && p.deterministic != 0 ? Policy::dkv_rank(p.tables, item) : 0};
     // Fixed-length batches: rows of one sequence, the batch a coordinate (rows past the sequence
     // are out of the box: zeros). Varlen: rows of the packed tensor, batch 0.
     int const bc = g.varlen ? 0 : b;
     int const k_row = (g.varlen ? g.cu_k[b] : 0) + item.kv_tile * C::kTN;
     int const q_base = g.varlen ? g.cu_q[b] : 0;
     int const stat_base = g.cu_q[b];
-    mbar_arrive_expect_tx(kv_full, kKvBytes);
+    mbar_arrive_expect_tx(v_full, kTileBytes);
 #pragma unroll
     for (int blk = 0; blk < D / 64; ++blk) {
-      tma_load_4d(smem_u32(sm.k + blk * C::kTN * 64), &maps.k, kv_full, 64 * blk, k_row, kvh, bc);
-      tma_load_4d(smem_u32(sm.v + blk * C::kTN * 64), &maps.v, kv_full, 64 * blk, k_row, kvh, bc);
+      tma_load_4d(smem_u32(sm.v + blk * C::kTN * 64), &maps.v, v_full, 64 * blk, k_row, kvh, bc);
     }
-    // The previous item's dK, dV sit in the Q / dO stages until its TMA store has read them.
-    if (k > 0) mbar_wait(smem_u32(&sm.stages_free), (k - 1) & 1);
+    // Done with K (their last dQ GEMM) and with the item's record, read when the item began.
+    mbar_wait(smem_u32(&sm.k_empty), (k & 1) ^ 1);
+    sm.item = ItemInfo{b, h, item.kv_tile, item.num_steps,
+                       gqa && p.deterministic != 0 ? Policy::dkv_rank(p.tables, item) : 0};
+    mbar_arrive_expect_tx(k_full, kTileBytes);
+#pragma unroll
+    for (int blk = 0; blk < D / 64; ++blk) {
+      tma_load_4d(smem_u32(sm.k + blk * C::kTN * 64), &maps.k, k_full, 64 * blk, k_row, kvh, bc);
+    }
+    // The previous item's dK, dV sit in the Q / dO stages until its TMA store has read them: in
+    // both stages (wait before any load), or in the previous item's last step's stage
+    // (kOneStageEpilogue: wait before the first load into that stage, and at the latest before
+    // this item's last load, so that the barrier's phases are waited for in order: the next
+    // epilogue cannot start before this item's last step has been loaded).
+    std::uint32_t const stages_free = smem_u32(&sm.stages_free);
+    int staged = -1;  // the stage still holding the previous item's dK, dV; -1: none
+    if (k > 0) {
+      if constexpr (C::kOneStageEpilogue) {
+        staged = (step + C::kStages - 1) % C::kStages;
+      } else {
+        mbar_wait(stages_free, (k - 1) & 1);
+      }
+    }
     for (int t = 0; t < item.num_steps; ++t, ++step) {
       int const s = step % C::kStages;
       // The schedule's lookups (global loads) before the wait for a free stage, so their latency
       // hides behind it.
       int const i = Policy::q_tile_at(p.tables, item, t);
       int const rank = p.deterministic != 0 ? Policy::dq_rank(p.tables, item, t, i) : 0;
+      if (staged >= 0 && (s == staged || t == item.num_steps - 1)) {
+        mbar_wait(stages_free, (k - 1) & 1);
+        staged = -1;
+      }
       mbar_wait(smem_u32(&sm.q_empty[s]), ((step / C::kStages) & 1) ^ 1);
       int const m0 = i * C::kTM;
       int const stat_row = stat_base + m0;
@@ -214,6 +246,7 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
       tma_load_2d(smem_u32(sm.lse[s]), &maps.lse, full, stat_row - stat_row % 4, h);
       tma_load_2d(smem_u32(sm.dpsum[s]), &maps.dpsum, full, stat_row - stat_row % 4, h);
     }
+    if (staged >= 0) mbar_wait(stages_free, (k - 1) & 1);  // an item without steps
   }
 }
 
@@ -336,9 +369,11 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     // issue overlap that dK GEMM instead of waiting for it.
     int held = -1;
     stamp_item(k, kItemWait);
-    mbar_wait(smem_u32(&sm.kv_full), k & 1);
+    mbar_wait(smem_u32(&sm.k_full), k & 1);
     ItemInfo const item = sm.item;
     if (item.batch < 0) break;
+    // V too (loaded first; a wait between the step's wgmma issues would make ptxas serialize them).
+    mbar_wait(smem_u32(&sm.v_full), k & 1);
     stamp_item(k, kItemStart);
     // The item's K and V: this warpgroup's rows (K-major) for S^T and dP^T, K as the dQ GEMM reads
     // it (MN-major).
@@ -447,6 +482,12 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       fence_operand(st);
       wait<0>();
       fence_operand(dpt);
+      bool const last_step = t == item.num_steps - 1;
+      // V goes back to the producer once the item's last dP^T GEMM is done, K once its last dQ GEMM
+      // is: the next item's loads overlap the rest of the step and the epilogue (measured on the
+      // H200: +0.4-3.8% at head dim 64 causal, level at 128; docs/results/
+      // 2026-12-04-h200-sm90-item-boundary.md).
+      if (last_step) mbar_arrive(smem_u32(&sm.v_empty));
       // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
       std::uint32_t pa[TM / 16][4];
       std::uint32_t dsa[TM / 16][4];
@@ -514,6 +555,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       // The partial to the writer through buffer step % kDqBuffers (dV and dQ done, dK running).
       wait<1>();
       fence_operand(dq);
+      if (last_step) mbar_arrive(smem_u32(&sm.k_empty));
       int const buf = step % C::kDqBuffers;
       stamp_step(step, kStepStaging);
       mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
@@ -539,8 +581,11 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       finish_gemms();
       if (held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
     }
-    // K, V and the item may be refilled now.
-    mbar_arrive(smem_u32(&sm.kv_empty));
+    // An item without steps (GQA keeps them) gives K and V back here.
+    if (item.num_steps == 0) {
+      mbar_arrive(smem_u32(&sm.v_empty));
+      mbar_arrive(smem_u32(&sm.k_empty));
+    }
 
     // dV, and dK times the softmax scale, of this warpgroup's 64 KV rows: element (j, e) is row
     // 16 wq + gq + 8 (e / 2), column 8 j + 2 t4 + e % 2.
@@ -559,9 +604,13 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
     // warpgroups must be done before either overwrites the staging area.
     if (by_tma) {
       named_barrier(kBarItemDone, kMmaThreads);
-      std::uint32_t const dk_s = smem_u32(sm.q[0]);
-      std::uint32_t const dv_s = smem_u32(sm.dout[0]);
+      // kOneStageEpilogue: the stage of the item's last step (the producer's `staged`).
+      int const last = C::kOneStageEpilogue ? (step + C::kStages - 1) % C::kStages : 0;
+      std::uint32_t const dk_s = smem_u32(sm.q[last]);
+      std::uint32_t const dv_s = smem_u32(sm.dout[last]);
       static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2, "dK, dV fit the staging area");
+      static_assert(!C::kOneStageEpilogue || (sizeof(sm.q[0]) >= TN * D * 2 && sizeof(sm.dout[0]) >= TN * D * 2),
+                    "dK, dV fit one stage");
       int const mat = lane / 8;
       std::uint32_t const row_at = (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
       std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
@@ -669,8 +718,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
   auto& sm = *reinterpret_cast<SharedStorage<D>*>(smem_raw + pad);
   int const tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
-    mbar_init(smem_u32(&sm.kv_full), 1);
-    mbar_init(smem_u32(&sm.kv_empty), kMmaThreads);
+    mbar_init(smem_u32(&sm.k_full), 1);
+    mbar_init(smem_u32(&sm.k_empty), kMmaThreads);
+    mbar_init(smem_u32(&sm.v_full), 1);
+    mbar_init(smem_u32(&sm.v_empty), kMmaThreads);
     mbar_init(smem_u32(&sm.stages_free), 1);
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(smem_u32(&sm.q_full[s]), 1);

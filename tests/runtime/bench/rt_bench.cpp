@@ -6,10 +6,12 @@
 //   rt_bench shapes [--strategies=A,B] D/S/MASK...  timings of the given grid shapes only (e.g.
 //                      128/8192/causal), of the named strategies only if given ("atomic": fa3's
 //                      order without tickets)
-//   rt_bench specialized [MANIFEST [ROUNDS]]  every kernel of generated/manifest.json: its problem
-//                      and strategy on this GPU, the specialization vs the generic kernel on the
-//                      same inputs, dQ/dK/dV bitwise, then timed in ROUNDS (default 5) interleaved
-//                      rounds (median of 10 each); median ratio and its min..max; a table
+//   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]  every kernel of generated/manifest.json (whose
+//                      file name contains MATCH, if given): its problem and strategy on this GPU,
+//                      the specialization vs the generic kernel on the same inputs, dQ/dK/dV
+//                      bitwise, then timed in ROUNDS (default 5) interleaved rounds (median of 10
+//                      each); median ratio and its min..max; a table. ROUNDS 0: the bitwise check
+//                      only (one backward per kernel: what scripts/gpu.sh sanitize runs)
 //   rt_bench grid [R]  determinism on the whole DASH grid: per shape and named strategy, R (>= 10)
 //                      deterministic backward runs compared bitwise (dQ, dK, dV) with a first
 //                      one, and the atomic mode under the same test; a compact table.
@@ -130,7 +132,7 @@ sim::Problem manifest_problem(nlohmann::json const& k) {
 
 /// Specialized (generated) vs generic kernel, per manifest entry: same problem, schedule and
 /// inputs; bitwise equality of dQ/dK/dV and the median times. Returns 1 if any entry fails.
-int run_specialized(std::string const& manifest_path, int sms, int rounds) {
+int run_specialized(std::string const& manifest_path, int sms, int rounds, std::string const& match) {
   std::ifstream in(manifest_path);
   if (!in) user_error("cannot read {}", manifest_path);
   nlohmann::json manifest;
@@ -148,11 +150,14 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
               "specialized kernel", "generic kernel", "bitwise equal", "gen ms", "+-", "TFLOP/s", "spec ms", "+-",
               "TFLOP/s", "ratio", "min", "max");
   int failures = 0;
+  int considered = 0;
   cli::BackwardTimer timer(cli::query_device(), 2024);
   for (auto const& k : manifest.at("kernels")) {
     std::string const file = k.at("file").get<std::string>();
     std::string const spec = file.substr(0, file.rfind('.'));
     std::string const strategy = k.at("strategy").get<std::string>();
+    if (file.find(match) == std::string::npos) continue;
+    ++considered;
     try {
       sim::Machine const machine = sim::machine_preset(k.at("gpu").get<std::string>());
       if (k.at("sms").get<int>() != sms || machine.sms != sms) {
@@ -197,6 +202,14 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       inputs->poison_backward(nullptr);
       attn.backward(t, Reduction::kDeterministic, nullptr);
       std::int64_t const differ = generic_grads.differing_words(t);
+      if (rounds == 0) {
+        std::printf("%-44s %-16s %-20s %-18s %s%s\n", spec.c_str(), strategy.c_str(), special_name.c_str(),
+                    generic_name.c_str(), differ == 0 ? "yes" : "NO",
+                    dispatched ? "" : "  FAIL: specialization not dispatched");
+        if (!dispatched || differ != 0) ++failures;
+        std::fflush(stdout);
+        continue;
+      }
       timer.set_problem(p);
 
       // Interleaved rounds: clock and thermal drift hit both kernels alike; the order within a
@@ -243,6 +256,10 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds) {
       ++failures;
     }
     std::fflush(stdout);
+  }
+  if (considered == 0) {
+    std::printf("specialized vs generic: FAIL (no kernel of the manifest matches '%s')\n", match.c_str());
+    return 1;
   }
   std::printf("specialized vs generic: %s (%d entries fail)\n", failures == 0 ? "PASS" : "FAIL", failures);
   return failures == 0 ? 0 : 1;
@@ -394,12 +411,13 @@ int run(std::vector<std::string> const& args) {
     if (args.size() > 2) {
       char* end = nullptr;
       long const r = std::strtol(args[2].c_str(), &end, 10);
-      if (end == args[2].c_str() || *end != '\0' || r < 1 || r > 100) {
-        user_error("specialized: ROUNDS must be an integer in 1..100, got '{}'", args[2]);
+      if (end == args[2].c_str() || *end != '\0' || r < 0 || r > 100) {
+        user_error("specialized: ROUNDS must be an integer in 0..100, got '{}'", args[2]);
       }
       rounds = static_cast<int>(r);
     }
-    return run_specialized(args.size() > 1 ? args[1] : "generated/manifest.json", sms, rounds);
+    return run_specialized(args.size() > 1 ? args[1] : "generated/manifest.json", sms, rounds,
+                           args.size() > 3 ? args[3] : "");
   }
   std::vector<Shape> shapes = {{128, 1024, false}, {128, 4096, false}, {128, 8192, false},
                                {128, 1024, true},  {128, 4096, true},  {128, 8192, true},
