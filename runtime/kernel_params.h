@@ -3,7 +3,7 @@
 // generator's template (runtime/schedule/table_policy.cuh) includes this, and clang parses it.
 #include <cstdint>
 
-#include "runtime/host_device.h"
+#include "dagsim/core/host_device.h"
 #include "runtime/kernel_trace.h"
 #include "runtime/watchdog_record.h"
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/host_device.h"
+#include "dagsim/core/host_device.h"
 
 namespace dash::rt {
 

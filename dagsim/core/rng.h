@@ -8,17 +8,9 @@
 #include <vector>
 
 #include "dagsim/core/error.h"
+#include "dagsim/core/splitmix.h"
 
 namespace dash::sim {
-
-/// One step of splitmix64: a good mixer for turning a single 64-bit seed into a state.
-constexpr std::uint64_t splitmix64(std::uint64_t& state) {
-  state += 0x9E3779B97F4A7C15ULL;
-  std::uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 /// xoshiro256** seeded through splitmix64. Same seed -> same sequence on every platform.
 class Rng {

@@ -12,6 +12,7 @@
 #include "dagsim/core/error.h"
 #include "dagsim/core/json_input.h"
 #include "dagsim/core/schedule_io.h"
+#include "dagsim/core/splitmix.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/core/tile_index.h"
 #include "tests/scratch.h"
@@ -25,12 +26,7 @@ using namespace dash::sim;
 // splitmix64: the tests' own seeded generator (std distributions differ between libraries).
 struct Rng {
   std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return splitmix64(state); }
   int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
   template <typename T>
   void shuffle(std::vector<T>& v) {

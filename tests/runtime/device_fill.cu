@@ -1,5 +1,6 @@
 #include "device_fill.h"
 
+#include "dagsim/core/splitmix.h"
 #include "runtime/cuda_check.h"
 #include "runtime/warp_mma.cuh"
 
@@ -11,11 +12,8 @@ __global__ void fill_kernel(std::uint16_t* data, std::int64_t n, std::uint64_t s
   using E = warp::Elem<DT>;
   std::int64_t const stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
-    // splitmix64 of (seed, i), as the host harness's generator.
-    std::uint64_t z = seed + static_cast<std::uint64_t>(i + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    // Value i + 1 of the splitmix64 stream of `seed` (the host harness's generator), drawn directly.
+    std::uint64_t const z = sim::splitmix64_mix(seed + static_cast<std::uint64_t>(i + 1) * sim::kSplitmix64Gamma);
     float const u = static_cast<float>(z >> 40) * 0x1.0p-24f;  // [0, 1)
     float v = 2.f * u - 1.f;
     if (v == 0.f) v = 0.5f;

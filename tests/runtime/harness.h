@@ -12,6 +12,7 @@
 
 #include "dagsim/core/problem.h"
 #include "dagsim/core/schedule.h"
+#include "dagsim/core/splitmix.h"
 #include "dagsim/core/tile_index.h"
 #include "device_fill.h"
 #include "runtime/attention.h"
@@ -22,16 +23,11 @@ namespace dash::rt::test {
 /// The kernel families that run on the current device: every GPU test runs for each.
 inline std::vector<KernelFamily> device_families() { return runnable_families(); }
 
-/// splitmix64: our own generator, same stream on every platform.
+/// splitmix64 (dagsim/core/splitmix.h): our own generator, same stream on every platform.
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return sim::splitmix64(state_); }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   float normal() {                                                             // Box-Muller
     double const u1 = 1.0 - uniform();
