@@ -18,8 +18,10 @@
 #include "dagsim/benchmark/grid.h"
 #include "dagsim/core/error.h"
 #include "dagsim/core/schedule_io.h"
+#include "dagsim/core/strategies.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
+#include "dagsim/model/working_set.h"
 #include "runtime/kernels/family.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -138,6 +140,20 @@ void print_table(sim::SearchResult const& r, Resolved const& resolved) {
                    r.stats.simulations, r.stats.rounds, r.elapsed_ms));
   line(fmt::format("died          invalid {}, deadlock {}, worse {}", r.stats.invalid, r.stats.deadlock,
                    r.stats.worse));
+  // Not in the model (docs/model.md, "Working set"): on the H200 schedules that keep more live than
+  // the L2 ran slower than the model said.
+  auto const live = [&](sim::Schedule const& s) {
+    sim::WorkingSet const ws = sim::working_set(resolved.problem, s, resolved.machine.sms);
+    return fmt::format("{} pairs, {:.1f} MiB", ws.max_pairs, static_cast<double>(ws.max_bytes) / (1 << 20));
+  };
+  std::string named_live;
+  try {
+    named_live = live(sim::make_strategy(r.best_named, resolved.problem, resolved.machine, resolved.launch));
+  } catch (UserError const& e) {
+    named_live = fmt::format("- ({})", e.what());
+  }
+  line(fmt::format("working set   search {}; {} {} (most in progress at once; not in the model)",
+                   live(r.schedule), r.best_named, named_live));
   std::fputs(out.c_str(), stdout);
 }
 

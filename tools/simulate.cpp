@@ -12,6 +12,7 @@
 
 #include "dagsim/model/bounds.h"
 #include "dagsim/model/trace.h"
+#include "dagsim/model/working_set.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 
@@ -87,6 +88,7 @@ void run_simulate(SimulateOptions const& opts) {
     path_compute += result.dag.nodes[static_cast<std::size_t>(id)].kind == sim::NodeKind::kCompute;
   }
   auto const path_nodes = static_cast<std::int64_t>(result.critical_path.size());
+  sim::WorkingSet const live = sim::working_set(resolved.problem, schedule, resolved.machine.sms);
 
   if (o.json) {
     nlohmann::json j = {
@@ -117,6 +119,11 @@ void run_simulate(SimulateOptions const& opts) {
         {"critical_path_nodes", path_nodes},
         {"critical_path_compute_nodes", path_compute},
         {"critical_path_excerpt", path_excerpt(result, 3)},
+        {"working_set",
+         {{"max_pairs", live.max_pairs},
+          {"median_pairs", live.median_pairs},
+          {"max_bytes", live.max_bytes},
+          {"median_bytes", live.median_bytes}}},
     };
     std::puts(j.dump(2).c_str());
     return;
@@ -147,6 +154,12 @@ void run_simulate(SimulateOptions const& opts) {
   line(fmt::format("critical path {} nodes ({} compute, {} reduce)", path_nodes, path_compute,
                    path_nodes - path_compute));
   line(fmt::format("  {}", path_excerpt(result, 3)));
+  line("");
+  line(fmt::format("working set   {} (batch, head) pairs in progress at most, {} median; {:.1f} MiB live at "
+                   "most, {:.1f} median (Q, dO in 16 bits and the fp32 dQ accumulator per pair; not in the "
+                   "model)",
+                   live.max_pairs, live.median_pairs, static_cast<double>(live.max_bytes) / (1 << 20),
+                   static_cast<double>(live.median_bytes) / (1 << 20)));
   std::fputs(out.c_str(), stdout);
 }
 

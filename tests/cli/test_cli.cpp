@@ -20,6 +20,7 @@
 #include "dagsim/model/bounds.h"
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/simulate.h"
+#include "dagsim/model/working_set.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
 #include "tests/cli/dash_process.h"
@@ -66,6 +67,11 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
         Approx(dash::sim::gap_to_bound(expected.makespan, bounds.lower())));
   CHECK(j["utilization"].get<double>() == Approx(expected.utilization(16)));
   CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
+  auto const live = dash::sim::working_set(p, dash::sim::make_strategy("descending", p, m), 16);
+  CHECK(live.max_pairs >= 1);
+  CHECK(j["working_set"]["max_pairs"].get<int>() == live.max_pairs);
+  CHECK(j["working_set"]["median_pairs"].get<int>() == live.median_pairs);
+  CHECK(j["working_set"]["max_bytes"].get<std::int64_t>() == live.max_bytes);
 }
 
 TEST_CASE("cli: the Q tile defaults to the CUDA kernel's for the head dim; --tile-m overrides it",
