@@ -17,4 +17,8 @@ if(DASH_CUDA)
   set(DASH_CUDA_ARCHS "80;90a" CACHE STRING "CUDA architectures (sm_80 portable, sm_90a Hopper)")
   set(CMAKE_CUDA_ARCHITECTURES ${DASH_CUDA_ARCHS})
   find_package(CUDAToolkit REQUIRED)
+  # Warnings as errors extends to ptxas serializing wgmma (cmake/cuda_guard.sh).
+  if(DASH_WERROR)
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${CMAKE_CURRENT_LIST_DIR}/cuda_guard.sh)
+  endif()
 endif()
