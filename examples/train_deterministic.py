@@ -25,13 +25,17 @@ import torch.nn.functional as F
 
 
 def attend(backend: str, q, k, v):
+    """Causal attention of (batch, seqlen, heads, head_dim) tensors: dash_attn ("dash"), SDPA's flash
+    or cuDNN backend ("sdpa"), or SDPA's math backend ("sdpa-math": deterministic, runs on the CPU)."""
     if backend == "dash":
         import dash_attn
 
         return dash_attn.attention(q, k, v, causal=True)
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
+    kernels = [SDPBackend.MATH] if backend == "sdpa-math" else [SDPBackend.FLASH_ATTENTION,
+                                                                 SDPBackend.CUDNN_ATTENTION]
+    with sdpa_kernel(kernels):
         o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                            is_causal=True)
     return o.transpose(1, 2)
@@ -69,14 +73,14 @@ class Model(torch.nn.Module):
         return self.head(self.norm(x))
 
 
-def batch(step: int, args) -> torch.Tensor:
+def batch(step: int, args, device: str = "cuda") -> torch.Tensor:
     """Learnable synthetic sequences: each continues an affine recurrence mod vocab with noise."""
-    g = torch.Generator(device="cuda").manual_seed(10_000 + step)
-    start = torch.randint(0, args.vocab, (args.batch, 1), device="cuda", generator=g)
-    mult = torch.randint(1, 8, (args.batch, 1), device="cuda", generator=g)
-    pos = torch.arange(args.seqlen + 1, device="cuda")[None]
+    g = torch.Generator(device=device).manual_seed(10_000 + step)
+    start = torch.randint(0, args.vocab, (args.batch, 1), device=device, generator=g)
+    mult = torch.randint(1, 8, (args.batch, 1), device=device, generator=g)
+    pos = torch.arange(args.seqlen + 1, device=device)[None]
     tokens = (start + mult * pos) % args.vocab
-    noise = torch.rand(tokens.shape, device="cuda", generator=g) < 0.05
+    noise = torch.rand(tokens.shape, device=device, generator=g) < 0.05
     return torch.where(noise, torch.randint_like(tokens, args.vocab, generator=g), tokens)
 
 
