@@ -44,7 +44,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_deterministic import Model, batch  # noqa: E402  (the single-GPU example's model and data)
+from train_deterministic import Model, add_training_flags, batch  # noqa: E402  (the single-GPU example's)
 
 BUCKET_CAP_MB = 25
 
@@ -146,15 +146,7 @@ def main_process(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--batch", type=int, default=8, help="global batch, split over the ranks")
-    ap.add_argument("--seqlen", type=int, default=1024)
-    ap.add_argument("--dim", type=int, default=512)
-    ap.add_argument("--heads", type=int, default=4)  # head_dim 128
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--vocab", type=int, default=512)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backends", default="dash,sdpa", help="dash, sdpa (flash/cuDNN), sdpa-math")
+    add_training_flags(ap)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--world", type=int, default=0,
                     help="start this many processes here (no torchrun); 0: torchrun's environment")

@@ -134,17 +134,22 @@ def plot(report: dict, path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_training_flags(ap: argparse.ArgumentParser) -> None:
+    """The model, data and run flags both examples take (this one and train_ddp_deterministic.py)."""
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=8, help="sequences per step (data-parallel: in all)")
     ap.add_argument("--seqlen", type=int, default=1024)
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--heads", type=int, default=4)  # head_dim 128
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=512)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backends", default="dash,sdpa")
+    ap.add_argument("--backends", default="dash,sdpa", help="dash, sdpa (flash/cuDNN), sdpa-math")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_training_flags(ap)
     ap.add_argument("--json", help="write both runs of each backend here")
     ap.add_argument("--plot", help="write a PNG of the loss curves here (needs matplotlib)")
     ap.add_argument("--replot", help="only plot the report of an earlier --json run (with --plot; no GPU)")
