@@ -19,6 +19,6 @@ if(DASH_CUDA)
   find_package(CUDAToolkit REQUIRED)
   # Warnings as errors extends to ptxas serializing wgmma (cmake/cuda_guard.sh).
   if(DASH_WERROR)
-    set(CMAKE_CUDA_COMPILER_LAUNCHER ${CMAKE_CURRENT_LIST_DIR}/cuda_guard.sh)
+    set(CMAKE_CUDA_COMPILER_LAUNCHER "${CMAKE_CURRENT_LIST_DIR}/cuda_guard.sh" ${CMAKE_CUDA_COMPILER_LAUNCHER})
   endif()
 endif()

@@ -159,15 +159,21 @@ def main() -> None:
         raise SystemExit("train_ddp_deterministic.py: --device cuda needs a CUDA GPU (or use --device cpu)")
     if args.device == "cpu" and "dash" in args.backends.split(","):
         raise SystemExit("train_ddp_deterministic.py: dash_attn runs on CUDA only; on the CPU use sdpa-math")
-    if args.world > 0:
-        if args.batch % args.world != 0:
-            raise SystemExit(f"train_ddp_deterministic.py: --batch {args.batch} does not split over "
-                             f"--world {args.world}")
-        torch.multiprocessing.spawn(worker, args=(args.world, args.port, args), nprocs=args.world, join=True)
-    elif "RANK" in os.environ and "WORLD_SIZE" in os.environ:
-        main_process(args)
-    else:
+    if args.world < 0:
+        raise SystemExit(f"train_ddp_deterministic.py: --world must be >= 0, got {args.world}")
+    torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ
+    if args.world == 0 and not torchrun:
         raise SystemExit("train_ddp_deterministic.py: start it with torchrun, or give --world N")
+    world = args.world if args.world > 0 else int(os.environ["WORLD_SIZE"])
+    if args.batch % world != 0:
+        raise SystemExit(f"train_ddp_deterministic.py: --batch {args.batch} does not split over {world} ranks")
+    if args.world > 0 and args.device == "cuda" and args.world > torch.cuda.device_count():
+        raise SystemExit(f"train_ddp_deterministic.py: --world {args.world} needs as many GPUs, "
+                         f"this machine has {torch.cuda.device_count()}")
+    if args.world > 0:
+        torch.multiprocessing.spawn(worker, args=(args.world, args.port, args), nprocs=args.world, join=True)
+    else:
+        main_process(args)
 
 
 if __name__ == "__main__":

@@ -63,7 +63,9 @@ def summarize(lines, arch):
                 label = source.group(1) if source else ("generic" if GENERIC_POLICY in name else "?")
                 current = f"{family}{label} d{kernel.group(1)} {dtype} {entry_arch}"
                 spills = ("0", "0")
-                flag = ", wgmma SERIALIZED (ptxas C7520)" if name in serialized else ""
+                # wgmma exists on sm_90a only (other architectures carry the kernel's trap stub).
+                flag = (", wgmma SERIALIZED (ptxas C7520)"
+                        if name in serialized and entry_arch.startswith("sm_90") else "")
             continue
         if current is None:
             continue

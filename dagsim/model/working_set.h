@@ -20,7 +20,8 @@ struct WorkingSet {
   std::int64_t max_bytes = 0;  ///< most live bytes at one clock: per pair, Q and dO of its sequence
                                ///< (elem_bytes per element) and its fp32 dQ accumulator
   std::int64_t median_bytes = 0;
-  std::int64_t clocks = 0;  ///< the clock's length (the longest CTA's steps)
+  std::int64_t clocks = 0;  ///< the clock's length: the last step's end (persistent: the longest
+                            ///< CTA's steps; dynamic: the list schedule's span)
 };
 
 /// `slots`: resident CTAs under a dynamic launch (ignored for a persistent one), >= 1.

@@ -67,11 +67,14 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
         Approx(dash::sim::gap_to_bound(expected.makespan, bounds.lower())));
   CHECK(j["utilization"].get<double>() == Approx(expected.utilization(16)));
   CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
+  // descending on 16 SMs keeps 2 of the 4 heads in progress at once, each 2048 rows x d128 of Q and
+  // dO in 16 bits and of the fp32 dQ accumulator (2 MiB).
   auto const live = dash::sim::working_set(p, dash::sim::make_strategy("descending", p, m), 16);
-  CHECK(live.max_pairs >= 1);
-  CHECK(j["working_set"]["max_pairs"].get<int>() == live.max_pairs);
-  CHECK(j["working_set"]["median_pairs"].get<int>() == live.median_pairs);
-  CHECK(j["working_set"]["max_bytes"].get<std::int64_t>() == live.max_bytes);
+  CHECK(live.max_pairs == 2);
+  CHECK(j["working_set"]["max_pairs"].get<int>() == 2);
+  CHECK(j["working_set"]["median_pairs"].get<int>() == 2);
+  CHECK(j["working_set"]["max_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
+  CHECK(j["working_set"]["median_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
 }
 
 TEST_CASE("cli: the Q tile defaults to the CUDA kernel's for the head dim; --tile-m overrides it",

@@ -102,12 +102,14 @@ with tempfile.TemporaryDirectory() as tmp:
     serial_log = os.path.join(tmp, "serial.log")
     with open(serial_log, "w") as f:
         f.write("\n".join(
-            entry(sm90, "sm_90a", 168, (0, 0))
+            entry(sm90, "sm_80", 24, (0, 0))  # the trap stub: no wgmma, never flagged
+            + entry(sm90, "sm_90a", 168, (0, 0))
             + [f"ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized "
                f"due to program dependence on compiler-inserted WG.AR in divergent path in the function '{sm90}'"]
             + entry(GENERIC.format(d=64, t=1), "sm_90a", 243, (0, 0))) + "\n")
     r = run([serial_log])
     check(r.returncode == 1 and r.stdout.splitlines() == [
+        "sm90 generic d64 bf16 sm_80: 24 registers, 0 B spill stores, 0 B spill loads",
         "sm90 generic d64 bf16 sm_90a: 168 registers, 0 B spill stores, 0 B spill loads, "
         "wgmma SERIALIZED (ptxas C7520)",
         "bwd_main d64 fp16 sm_90a: 243 registers, 0 B spill stores, 0 B spill loads",

@@ -69,8 +69,8 @@ struct Tiles {
   static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
   static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
-  // One K/V buffer: the next item's K, V load once every GEMM of the item has completed, and dK,
-  // dV are staged for their TMA store in the Q / dO stages. (A second K/V buffer at head dim 64
+  // One K/V buffer: the next item's V loads once the item's last dP^T GEMM has completed, its K
+  // once the last dQ GEMM has, and dK, dV are staged for their TMA store in the Q / dO stages. (A second K/V buffer at head dim 64
   // measured -1 to -3% at d64 full 4k and causal 8k, docs/results/2026-12-02-h200-sm90-smem-align.md;
   // the shared memory now holds a second dS^T buffer there instead.)
   /// dS^T buffers: with two, a warpgroup may store step t's dS^T while the other still runs step
@@ -85,7 +85,8 @@ struct Tiles {
   /// both (head dim 64): the producer then loads the next item's first step into the other stage
   /// while the epilogue runs. Else they fill both stages and the next item's loads wait for the
   /// store to have read them. Measured on the H200 at head dim 64 (docs/results/
-  /// 2026-12-04-h200-sm90-item-boundary.md): +0.2-0.8% deterministic, level atomic.
+  /// 2026-12-04-h200-sm90-item-boundary.md): deterministic 0.997-1.022 of the two-stage epilogue,
+  /// atomic 0.991-1.004: a small gain, mostly within the spread.
   static constexpr bool kOneStageEpilogue = kTM >= kTN;
   /// dQ between the two MMA warpgroups: by rows where the Q tile has two 64-row halves, else by
   /// columns. Either way a warpgroup's share is one 64 x kDqN wgmma tile.
@@ -138,7 +139,8 @@ struct SharedStorage {
   std::uint64_t q_full[C::kStages], q_empty[C::kStages];
   std::uint64_t dq_full[C::kDqBuffers], dq_empty[C::kDqBuffers];
   /// The item's epilogue no longer needs the Q / dO stages (it stages dK, dV there for the TMA
-  /// store): one arrival per item, the producer waits for it before the next item's Q loads.
+  /// store): one arrival per item, the producer waits for it before the next item's Q loads into
+  /// the stages it used (both, or with kOneStageEpilogue the last step's).
   std::uint64_t stages_free;
   ItemInfo item;
   StepInfo step[C::kStages];
@@ -485,8 +487,8 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       bool const last_step = t == item.num_steps - 1;
       // V goes back to the producer once the item's last dP^T GEMM is done, K once its last dQ GEMM
       // is: the next item's loads overlap the rest of the step and the epilogue (measured on the
-      // H200: +0.4-3.8% at head dim 64 causal, level at 128; docs/results/
-      // 2026-12-04-h200-sm90-item-boundary.md).
+      // H200: 1.004-1.038 at head dim 64 causal, deterministic; within the spread elsewhere;
+      // docs/results/2026-12-04-h200-sm90-item-boundary.md).
       if (last_step) mbar_arrive(smem_u32(&sm.v_empty));
       // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
       std::uint32_t pa[TM / 16][4];
