@@ -27,7 +27,6 @@ train_deterministic.py. Rank 0 prints one line per backend and writes --json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -44,7 +43,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_deterministic import Model, add_training_flags, batch  # noqa: E402  (the single-GPU example's)
+from train_deterministic import Model, add_training_flags, batch, weights_digest  # noqa: E402
 
 BUCKET_CAP_MB = 25
 
@@ -54,13 +53,6 @@ def shard(tokens: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     if tokens.shape[0] % world != 0:
         raise ValueError(f"global batch {tokens.shape[0]} does not split over {world} ranks")
     return tokens[rank::world]
-
-
-def weights_digest(model: torch.nn.Module) -> str:
-    digest = hashlib.sha256()
-    for p in model.parameters():
-        digest.update(p.detach().float().cpu().numpy().tobytes())
-    return digest.hexdigest()
 
 
 def train(backend: str, args, device: torch.device) -> dict:
@@ -140,6 +132,7 @@ def main_process(args) -> None:
         if report is not None and args.json:
             with open(args.json, "w") as f:
                 json.dump(report, f, indent=1)
+        dist.barrier()  # every rank done before any tears the group down (gloo aborts otherwise)
     finally:
         dist.destroy_process_group()
 

@@ -84,6 +84,14 @@ def batch(step: int, args, device: str = "cuda") -> torch.Tensor:
     return torch.where(noise, torch.randint_like(tokens, args.vocab, generator=g), tokens)
 
 
+def weights_digest(model: torch.nn.Module) -> str:
+    """SHA-256 of every parameter's bytes, in order: equal digests, bitwise equal weights."""
+    digest = hashlib.sha256()
+    for p in model.parameters():
+        digest.update(p.detach().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
 def train(backend: str, args) -> dict:
     torch.manual_seed(args.seed)
     model = Model(args.vocab, args.dim, args.heads, args.layers, backend).cuda()
@@ -102,11 +110,8 @@ def train(backend: str, args) -> dict:
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    digest = hashlib.sha256()
-    for p in model.parameters():
-        digest.update(p.detach().cpu().numpy().tobytes())
     times = sorted(times[5:]) or times
-    return {"losses": losses, "weights_sha256": digest.hexdigest(),
+    return {"losses": losses, "weights_sha256": weights_digest(model),
             "median_step_ms": 1000 * times[len(times) // 2]}
 
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -13,9 +12,10 @@ namespace dash::sim {
 
 namespace {
 
-struct Span {
-  std::int64_t begin;
-  std::int64_t end;  // exclusive
+/// A pair's item starting (+1) or ending (-1) at a clock.
+struct Event {
+  std::int64_t clock;
+  int delta;
   int pair;
 };
 
@@ -28,7 +28,7 @@ T weighted_median(std::vector<std::pair<T, std::int64_t>> values, std::int64_t t
     seen += weight;
     if (2 * seen >= total) return value;
   }
-  return values.empty() ? T{} : values.back().first;
+  return values.back().first;
 }
 
 }  // namespace
@@ -36,87 +36,66 @@ T weighted_median(std::vector<std::pair<T, std::int64_t>> values, std::int64_t t
 WorkingSet working_set(Problem const& problem, Schedule const& schedule, int slots, int elem_bytes) {
   if (slots < 1) user_error("working set: resident CTAs must be >= 1, got {}", slots);
   if (elem_bytes < 1) user_error("working set: element bytes must be >= 1, got {}", elem_bytes);
-  auto const pair_of = [&](WorkItem const& item) { return item.batch * problem.q_heads + item.head; };
-  std::vector<Span> spans;
-  if (schedule.launch == LaunchModel::kPersistent) {
-    for (Cta const& cta : schedule.ctas) {
-      std::int64_t clock = 0;
-      for (WorkItem const& item : cta.items) {
-        auto const steps = static_cast<std::int64_t>(item.q_order.size());
-        if (steps > 0) spans.push_back({clock, clock + steps, pair_of(item)});
-        clock += steps;
+  std::vector<Event> events;
+  // One CTA's items one after another from `clock`; returns where its last one ends.
+  auto const place = [&](Cta const& cta, std::int64_t clock) {
+    for (WorkItem const& item : cta.items) {
+      auto const steps = static_cast<std::int64_t>(item.q_order.size());
+      int const pair = item.batch * problem.q_heads + item.head;
+      if (steps > 0) {
+        events.push_back({clock, +1, pair});
+        events.push_back({clock + steps, -1, pair});
       }
+      clock += steps;
     }
+    return clock;
+  };
+  if (schedule.launch == LaunchModel::kPersistent) {
+    for (Cta const& cta : schedule.ctas) place(cta, 0);
   } else {
     // List scheduling in CTA order on `slots` resident CTAs: each starts where one ends first.
     std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> free_at;
     for (int s = 0; s < slots; ++s) free_at.push(0);
     for (Cta const& cta : schedule.ctas) {
-      std::int64_t clock = free_at.top();
+      std::int64_t const start = free_at.top();
       free_at.pop();
-      for (WorkItem const& item : cta.items) {
-        auto const steps = static_cast<std::int64_t>(item.q_order.size());
-        if (steps > 0) spans.push_back({clock, clock + steps, pair_of(item)});
-        clock += steps;
-      }
-      free_at.push(clock);
+      free_at.push(place(cta, start));
     }
   }
   WorkingSet ws;
-  if (spans.empty()) return ws;
-  // Sweep the spans' ends and starts in clock order (ends first at equal clocks): a pair counts
-  // while any of its items is in progress.
-  std::vector<std::pair<std::int64_t, int>> events;  // (clock, +1 start / -1 end), pair apart
-  std::vector<int> event_pair;
-  events.reserve(2 * spans.size());
-  for (Span const& s : spans) {
-    events.push_back({s.begin, +1});
-    event_pair.push_back(s.pair);
-    events.push_back({s.end, -1});
-    event_pair.push_back(s.pair);
-  }
-  std::vector<std::size_t> order(events.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return events[a].first != events[b].first ? events[a].first < events[b].first
-                                               : events[a].second < events[b].second;
+  if (events.empty()) return ws;
+  // Sweep in clock order, ends before starts at equal clocks: a pair counts while any of its items
+  // is in progress.
+  std::sort(events.begin(), events.end(), [](Event const& a, Event const& b) {
+    return a.clock != b.clock ? a.clock < b.clock : a.delta < b.delta;
   });
   auto const bytes_of_pair = [&](int pair) {
     int const b = pair / problem.q_heads;
     return std::int64_t{problem.len_q(b)} * problem.head_dim * (2 * std::int64_t{elem_bytes} + 4);
   };
-  std::map<int, int> active;  // pair -> items in progress
+  std::vector<int> active(static_cast<std::size_t>(problem.batch) * problem.q_heads, 0);  // items in progress
   int pairs = 0;
   std::int64_t bytes = 0;
-  std::vector<std::pair<int, std::int64_t>> pair_counts;
+  std::vector<std::pair<int, std::int64_t>> pair_counts;  // (value, clocks it held)
   std::vector<std::pair<std::int64_t, std::int64_t>> byte_counts;
-  std::int64_t clock = events[order.front()].first;
-  for (std::size_t k = 0; k < order.size();) {
-    std::int64_t const now = events[order[k]].first;
-    if (now > clock) {
-      pair_counts.push_back({pairs, now - clock});
-      byte_counts.push_back({bytes, now - clock});
-      clock = now;
+  std::int64_t clock = events.front().clock;
+  for (Event const& e : events) {
+    if (e.clock > clock) {
+      pair_counts.push_back({pairs, e.clock - clock});
+      byte_counts.push_back({bytes, e.clock - clock});
+      clock = e.clock;
     }
-    for (; k < order.size() && events[order[k]].first == now; ++k) {
-      int const pair = event_pair[order[k]];
-      int& n = active[pair];
-      if (events[order[k]].second > 0) {
-        if (n++ == 0) {
-          ++pairs;
-          bytes += bytes_of_pair(pair);
-        }
-      } else if (--n == 0) {
-        --pairs;
-        bytes -= bytes_of_pair(pair);
-      }
+    int& n = active[static_cast<std::size_t>(e.pair)];
+    bool const changes = e.delta > 0 ? n++ == 0 : --n == 0;
+    if (changes) {
+      pairs += e.delta;
+      bytes += e.delta * bytes_of_pair(e.pair);
     }
     ws.max_pairs = std::max(ws.max_pairs, pairs);
     ws.max_bytes = std::max(ws.max_bytes, bytes);
   }
   ws.clocks = clock;
-  std::int64_t total = 0;
-  for (auto const& pc : pair_counts) total += pc.second;
+  std::int64_t const total = clock - events.front().clock;
   ws.median_pairs = weighted_median(pair_counts, total);
   ws.median_bytes = weighted_median(byte_counts, total);
   return ws;
