@@ -2,7 +2,8 @@
 # Runs on the GPU machine: A/B timing of prebuilt variants (scripts/variant.sh), one after the other
 # in the same call, optionally after the full GPU tests of one of them, and optionally an Nsight
 # Compute profile of the backward main kernel of one variant (stall reasons, tensor-pipe activity).
-# Usage: scripts/ab.sh "DIR1 DIR2 ..." TEST_DIR|none SHAPE...   (SHAPE as rt_bench: D/S/MASK)
+# Usage: scripts/ab.sh "DIR1 DIR2 ..." TEST_DIR|none SHAPE...   (SHAPE as rt_bench: D/S/MASK; ROUNDS=N
+#        interleaves N rounds of the variants, default 1, and tables them with scripts/ab_rounds.py)
 #        scripts/ab.sh profile DIR SKIP SHAPE   (SKIP: main-kernel launches to skip; rt_bench shapes
 #        runs 13 backwards per strategy, the 5 named strategies first, then fa3 atomic: 3 = the
 #        first timed det run, 68 = the first timed atomic one)
@@ -42,7 +43,12 @@ if [[ "$tdir" != none ]]; then
   timeout -k 5 "${TESTS_LIMIT_S:-200}" "$tdir/test_runtime" > "$out/tests.log" 2>&1
   echo "tests $tdir: rc=$? $((SECONDS - s0))s"; grep -E "^determinism:|test cases" "$out/tests.log" | tail -14
 fi
-for d in $dirs; do
-  echo "== $d"
-  timeout -k 5 "${BENCH_LIMIT_S:-120}" "$d/rt_bench" shapes "$@" 2>&1 | tee "$out/timing_$(basename "$d").txt"
+files=()
+for d in $dirs; do files+=("$out/timing_$(basename "$d").txt"); : > "${files[-1]}"; done
+for ((r = 1; r <= ${ROUNDS:-1}; ++r)); do
+  for d in $dirs; do
+    echo "== $d round $r"
+    timeout -k 5 "${BENCH_LIMIT_S:-120}" "$d/rt_bench" shapes "$@" 2>&1 | tee -a "$out/timing_$(basename "$d").txt"
+  done
 done
+scripts/ab_rounds.py "${files[@]}"
