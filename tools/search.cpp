@@ -144,7 +144,7 @@ void print_table(sim::SearchResult const& r, Resolved const& resolved) {
   // the L2 ran slower than the model said.
   auto const live = [&](sim::Schedule const& s) {
     sim::WorkingSet const ws = sim::working_set(resolved.problem, s, resolved.machine.sms);
-    return fmt::format("{} pairs, {:.1f} MiB", ws.max_pairs, static_cast<double>(ws.max_bytes) / (1 << 20));
+    return fmt::format("{} heads, {:.1f} MiB", ws.max_heads, static_cast<double>(ws.max_bytes) / (1 << 20));
   };
   std::string named_live;
   try {

@@ -120,8 +120,8 @@ void run_simulate(SimulateOptions const& opts) {
         {"critical_path_compute_nodes", path_compute},
         {"critical_path_excerpt", path_excerpt(result, 3)},
         {"working_set",
-         {{"max_pairs", live.max_pairs},
-          {"median_pairs", live.median_pairs},
+         {{"max_heads", live.max_heads},
+          {"median_heads", live.median_heads},
           {"max_bytes", live.max_bytes},
           {"median_bytes", live.median_bytes}}},
     };
@@ -155,10 +155,10 @@ void run_simulate(SimulateOptions const& opts) {
                    path_nodes - path_compute));
   line(fmt::format("  {}", path_excerpt(result, 3)));
   line("");
-  line(fmt::format("working set   {} (batch, head) pairs in progress at most, {} median; {:.1f} MiB live at "
-                   "most, {:.1f} median (Q, dO in 16 bits and the fp32 dQ accumulator per pair; not in the "
+  line(fmt::format("working set   {} heads (batch, q head) in progress at most, {} median; {:.1f} MiB live at "
+                   "most, {:.1f} median (Q, dO in 16 bits and the fp32 dQ accumulator per head; not in the "
                    "model)",
-                   live.max_pairs, live.median_pairs, static_cast<double>(live.max_bytes) / (1 << 20),
+                   live.max_heads, live.median_heads, static_cast<double>(live.max_bytes) / (1 << 20),
                    static_cast<double>(live.median_bytes) / (1 << 20)));
   std::fputs(out.c_str(), stdout);
 }

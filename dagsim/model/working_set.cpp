@@ -12,11 +12,11 @@ namespace dash::sim {
 
 namespace {
 
-/// A pair's item starting (+1) or ending (-1) at a clock.
+/// A head's item starting (+1) or ending (-1) at a clock.
 struct Event {
   std::int64_t clock;
   int delta;
-  int pair;
+  int head;  ///< batch * q_heads + q head
 };
 
 /// The value below which half of the clocks lie (the lower one of two middles).
@@ -41,10 +41,10 @@ WorkingSet working_set(Problem const& problem, Schedule const& schedule, int slo
   auto const place = [&](Cta const& cta, std::int64_t clock) {
     for (WorkItem const& item : cta.items) {
       auto const steps = static_cast<std::int64_t>(item.q_order.size());
-      int const pair = item.batch * problem.q_heads + item.head;
+      int const head = item.batch * problem.q_heads + item.head;
       if (steps > 0) {
-        events.push_back({clock, +1, pair});
-        events.push_back({clock + steps, -1, pair});
+        events.push_back({clock, +1, head});
+        events.push_back({clock + steps, -1, head});
       }
       clock += steps;
     }
@@ -64,39 +64,39 @@ WorkingSet working_set(Problem const& problem, Schedule const& schedule, int slo
   }
   WorkingSet ws;
   if (events.empty()) return ws;
-  // Sweep in clock order, ends before starts at equal clocks: a pair counts while any of its items
+  // Sweep in clock order, ends before starts at equal clocks: a head counts while any of its items
   // is in progress.
   std::sort(events.begin(), events.end(), [](Event const& a, Event const& b) {
     return a.clock != b.clock ? a.clock < b.clock : a.delta < b.delta;
   });
-  auto const bytes_of_pair = [&](int pair) {
-    int const b = pair / problem.q_heads;
+  auto const bytes_of_head = [&](int head) {
+    int const b = head / problem.q_heads;
     return std::int64_t{problem.len_q(b)} * problem.head_dim * (2 * std::int64_t{elem_bytes} + 4);
   };
   std::vector<int> active(static_cast<std::size_t>(problem.batch) * problem.q_heads, 0);  // items in progress
-  int pairs = 0;
+  int heads = 0;
   std::int64_t bytes = 0;
-  std::vector<std::pair<int, std::int64_t>> pair_counts;  // (value, clocks it held)
+  std::vector<std::pair<int, std::int64_t>> head_counts;  // (value, clocks it held)
   std::vector<std::pair<std::int64_t, std::int64_t>> byte_counts;
   std::int64_t clock = events.front().clock;
   for (Event const& e : events) {
     if (e.clock > clock) {
-      pair_counts.push_back({pairs, e.clock - clock});
+      head_counts.push_back({heads, e.clock - clock});
       byte_counts.push_back({bytes, e.clock - clock});
       clock = e.clock;
     }
-    int& n = active[static_cast<std::size_t>(e.pair)];
+    int& n = active[static_cast<std::size_t>(e.head)];
     bool const changes = e.delta > 0 ? n++ == 0 : --n == 0;
     if (changes) {
-      pairs += e.delta;
-      bytes += e.delta * bytes_of_pair(e.pair);
+      heads += e.delta;
+      bytes += e.delta * bytes_of_head(e.head);
     }
-    ws.max_pairs = std::max(ws.max_pairs, pairs);
+    ws.max_heads = std::max(ws.max_heads, heads);
     ws.max_bytes = std::max(ws.max_bytes, bytes);
   }
   ws.clocks = clock;
   std::int64_t const total = clock - events.front().clock;
-  ws.median_pairs = weighted_median(pair_counts, total);
+  ws.median_heads = weighted_median(head_counts, total);
   ws.median_bytes = weighted_median(byte_counts, total);
   return ws;
 }

@@ -1,8 +1,8 @@
 #pragma once
-// A schedule's working set: how many (batch, q head) pairs it keeps in progress at once, and the
+// A schedule's working set: how many heads (a (batch, q head)) it keeps in progress at once, and the
 // bytes they keep live (docs/model.md, "Working set"). The cost model has no memory term yet; this
 // is the quantity one would need. Measured on the H200 (docs/results/2026-12-04-h200-pytorch-op.md),
-// schedules whose pairs' Q, dO and fp32 dQ accumulators together exceed the 50 MB L2 ran 12-31%
+// schedules whose heads' Q, dO and fp32 dQ accumulators together exceed the 50 MB L2 ran 12-31%
 // slower than ones within it, which the model, rating them 1-3% faster, does not see.
 #include <cstdint>
 
@@ -13,11 +13,11 @@ namespace dash::sim {
 
 /// The clock is each CTA's step count: a persistent CTA runs its items one after another, one step
 /// per unit; under a dynamic launch a CTA starts where the first of `slots` resident CTAs ends.
-/// A pair is in progress from its item's first step to its last; items without steps hold none.
+/// A head is in progress from its item's first step to its last; items without steps hold none.
 struct WorkingSet {
-  int max_pairs = 0;       ///< most pairs in progress at one clock
-  int median_pairs = 0;    ///< over the clocks until the last CTA's last step
-  std::int64_t max_bytes = 0;  ///< most live bytes at one clock: per pair, Q and dO of its sequence
+  int max_heads = 0;       ///< most heads in progress at one clock
+  int median_heads = 0;    ///< over the clocks until the last CTA's last step
+  std::int64_t max_bytes = 0;  ///< most live bytes at one clock: per head, Q and dO of its sequence
                                ///< (elem_bytes per element) and its fp32 dQ accumulator
   std::int64_t median_bytes = 0;
   std::int64_t clocks = 0;  ///< the clock's length: the last step's end (persistent: the longest

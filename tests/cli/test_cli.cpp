@@ -70,9 +70,9 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   // descending on 16 SMs keeps 2 of the 4 heads in progress at once, each 2048 rows x d128 of Q and
   // dO in 16 bits and of the fp32 dQ accumulator (2 MiB).
   auto const live = dash::sim::working_set(p, dash::sim::make_strategy("descending", p, m), 16);
-  CHECK(live.max_pairs == 2);
-  CHECK(j["working_set"]["max_pairs"].get<int>() == 2);
-  CHECK(j["working_set"]["median_pairs"].get<int>() == 2);
+  CHECK(live.max_heads == 2);
+  CHECK(j["working_set"]["max_heads"].get<int>() == 2);
+  CHECK(j["working_set"]["median_heads"].get<int>() == 2);
   CHECK(j["working_set"]["max_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
   CHECK(j["working_set"]["median_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
 }
