@@ -5,8 +5,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Catch2 REQUIRED)
 include(Catch)
 
-option(DASH_BENCHMARKS "Build the Google Benchmark targets" ON)
-if(DASH_BENCHMARKS)
+option(DASH_PERF "Build perf/: the simulator's and the search's speed (Google Benchmark)" ON)
+if(DASH_PERF)
   find_package(benchmark REQUIRED)
 endif()
 

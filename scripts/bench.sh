@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a checkout with `dash` built for CUDA (static cudart, header-only
 # fmt: a binary built on the dev machine runs there as it is):
-#   cmake -S . -B build-device-bench -G Ninja -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF
+#   cmake -S . -B build-device-bench -G Ninja -DDASH_CODEGEN=OFF -DDASH_PERF=OFF
 #   cmake --build build-device-bench --target dash
 # then, there:
 #   scripts/bench.sh [--head-dims 64,128] [--seqlens 512,...] [--masks full,causal] [--iters 10]

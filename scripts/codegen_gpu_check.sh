@@ -26,14 +26,14 @@ done
 scripts/ptxas_summary.py --arch sm_90a "$out/ptxas.txt"
 
 echo "== builds"
-cmake -S . -B "$out/build-generated" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_BENCHMARKS=OFF > /dev/null
+cmake -S . -B "$out/build-generated" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_PERF=OFF > /dev/null
 cmake --build "$out/build-generated" --target dash --parallel "$(nproc)" > /dev/null
 generic_src="$out/src-generic"
 rm -rf "$generic_src"
 mkdir -p "$generic_src"
 git ls-files -z | grep -zv '^generated/.*\.cu$' | xargs -0 -I{} cp --parents {} "$generic_src"
 cmake -S "$generic_src" -B "$out/build-generic" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DDASH_BENCHMARKS=OFF > /dev/null
+  -DDASH_PERF=OFF > /dev/null
 cmake --build "$out/build-generic" --target dash --parallel "$(nproc)" > /dev/null
 
 echo "== bench"

@@ -45,14 +45,14 @@ if [[ "$what" == build-trace ]]; then
   set -e
   tbuild="${TRACE_BUILD:-build-trace}"
   cmake -S . -B "$tbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_CODEGEN=OFF \
-    -DDASH_BENCHMARKS=OFF -DDASH_CUDA_ARCHS="80;90a" -DDASH_KERNEL_TRACE=ON -DDASH_LINK_GENERATED=OFF
+    -DDASH_PERF=OFF -DDASH_CUDA_ARCHS="80;90a" -DDASH_KERNEL_TRACE=ON -DDASH_LINK_GENERATED=OFF
   cmake --build "$tbuild" --target test_runtime dash
   exit 0
 fi
 if [[ "$what" == build ]]; then
   set -e
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_CODEGEN=OFF \
-    -DDASH_BENCHMARKS=OFF -DDASH_CUDA_ARCHS="80;90a"
+    -DDASH_PERF=OFF -DDASH_CUDA_ARCHS="80;90a"
   cmake --build "$build" --target test_runtime rt_bench dash initcheck_probe
   exit 0
 fi

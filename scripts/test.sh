@@ -15,11 +15,11 @@ CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" build-venv/bin/pip install -q --no-build-i
   --disable-pip-version-check --no-deps --config-settings=cmake.define.DASH_WERROR=ON ./python
 build-venv/bin/python -m pytest python/tests -q -p no:cacheprovider
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_WERROR=ON -DDASH_SANITIZE=ON \
-  -DDASH_CUDA=OFF -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF
+  -DDASH_CUDA=OFF -DDASH_CODEGEN=OFF -DDASH_PERF=OFF
 cmake --build build-asan --parallel "$(nproc)"
 ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)"
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-22 \
   -DCMAKE_CXX_COMPILER=clang++-22 -DDASH_WERROR=ON -DDASH_SANITIZE=ON -DDASH_FUZZ=ON -DDASH_CUDA=OFF \
-  -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF
+  -DDASH_CODEGEN=OFF -DDASH_PERF=OFF
 cmake --build build-fuzz --parallel "$(nproc)" --target fuzz_schedule fuzz_cli_flags
 ctest --test-dir build-fuzz -L fuzz --output-on-failure

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 name=$1 flags=$2 targets=${3:-rt_bench test_runtime}
 [[ "$name" =~ ^[A-Za-z0-9_-]+$ ]] || { echo "variant.sh: error: NAME '$name': letters, digits, - and _ only" >&2; exit 2; }
 build=build-variant-$name
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_CODEGEN=OFF -DDASH_BENCHMARKS=OFF \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_CODEGEN=OFF -DDASH_PERF=OFF \
   -DDASH_LINK_GENERATED=OFF -DDASH_CUDA_ARCHS=90a -DDASH_WERROR=ON -DDASH_PTXAS_VERBOSE=ON \
   "-DCMAKE_CUDA_FLAGS=$flags" > /dev/null
 # shellcheck disable=SC2086
