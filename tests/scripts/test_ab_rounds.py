@@ -2,9 +2,10 @@
 """scripts/ab_rounds.py on rt_bench output written here (two variants, three rounds, a line only one
 variant has, header and noise lines) and on bad input."""
 import os
-import subprocess
 import sys
 import tempfile
+
+from checks import ScriptChecks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "ab_rounds.py")
@@ -15,16 +16,8 @@ def line(d, s, mask, strategy, mode, tflops):
     return f"{d:<4} {s:<6} {mask:<6} {strategy:<16} {mode:<13} {1.0:9.3f} {tflops:9.1f}"
 
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+checks = ScriptChecks(SCRIPT)
+check, run, failures = checks.check, checks.run, checks.failures
 
 
 with tempfile.TemporaryDirectory() as tmp:

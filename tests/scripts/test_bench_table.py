@@ -2,24 +2,17 @@
 """scripts/bench_table.py on the committed benchmark of docs/results/ and on bad input."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from checks import ScriptChecks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "bench_table.py")
 DASH = os.path.join(ROOT, "docs", "results", "raw", "bench-2026-11-29c-dash.json")
 TORCH = os.path.join(ROOT, "docs", "results", "raw", "bench-2026-11-29c-torch.json")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+checks = ScriptChecks(SCRIPT)
+check, run, failures = checks.check, checks.run, checks.failures
 
 
 def rows(lines, title_prefix):
@@ -36,7 +29,7 @@ def rows(lines, title_prefix):
     return [[c.strip() for c in r.strip("|").split("|")] for r in table[2:]]
 
 
-res = run("--dash", DASH, "--torch", TORCH)
+res = run(["--dash", DASH, "--torch", TORCH])
 check(res.returncode == 0, f"exit code {res.returncode} on the committed data: {res.stderr}")
 lines = res.stdout.splitlines()
 main = rows(lines, None)
@@ -64,7 +57,7 @@ for row in per_strategy:
         check(abs(float(value) - tf["det"] / tf["nondet"]) < 0.0015, f"{row[:3]} {st}: {value} vs records")
 
 # Without PyTorch records the dash table still prints, and says so.
-res = run("--dash", DASH, "--torch", os.path.join(ROOT, "no-such-file.json"))
+res = run(["--dash", DASH, "--torch", os.path.join(ROOT, "no-such-file.json")])
 check(res.returncode == 0 and "(no PyTorch results" in res.stdout, "missing torch file not reported")
 
 # Bad input: one error line, exit 2.
@@ -73,7 +66,7 @@ with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
             f.write(text)
-        res = run("--dash", path)
+        res = run(["--dash", path])
         check(res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and res.stdout == "",
               f"{name}: exit {res.returncode}, stderr {res.stderr!r}")
 

@@ -4,9 +4,10 @@ architectures, a kernel built twice, a non-backward kernel, the kernel templated
 Hopper family's kernel) and
 on bad input."""
 import os
-import subprocess
 import sys
 import tempfile
+
+from checks import ScriptChecks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "ptxas_summary.py")
@@ -34,16 +35,8 @@ LOG = "\n".join(
     + entry(GENERIC.format(d=128, t=0), "sm_90a", 255, (12, 16))  # built twice
 ) + "\n"
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(args, stdin=None):
-    return subprocess.run([sys.executable, SCRIPT, *args], input=stdin, capture_output=True, text=True)
+checks = ScriptChecks(SCRIPT)
+check, run, failures = checks.check, checks.run, checks.failures
 
 
 with tempfile.TemporaryDirectory() as tmp:

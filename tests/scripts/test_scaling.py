@@ -8,19 +8,13 @@ import subprocess
 import sys
 import tempfile
 
+from checks import ScriptChecks
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "scaling.py")
 DASH = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+checks = ScriptChecks(SCRIPT)
+check, run, failures = checks.check, checks.run, checks.failures
 
 
 def makespan(*args):
