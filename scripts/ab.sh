@@ -43,12 +43,13 @@ if [[ "$tdir" != none ]]; then
   timeout -k 5 "${TESTS_LIMIT_S:-200}" "$tdir/test_runtime" > "$out/tests.log" 2>&1
   echo "tests $tdir: rc=$? $((SECONDS - s0))s"; grep -E "^determinism:|test cases" "$out/tests.log" | tail -14
 fi
+timing() { echo "$out/timing_$(basename "$1").txt"; }  # one file per variant, every round's lines
 files=()
-for d in $dirs; do files+=("$out/timing_$(basename "$d").txt"); : > "${files[-1]}"; done
+for d in $dirs; do files+=("$(timing "$d")"); : > "${files[-1]}"; done
 for ((r = 1; r <= ${ROUNDS:-1}; ++r)); do
   for d in $dirs; do
     echo "== $d round $r"
-    timeout -k 5 "${BENCH_LIMIT_S:-120}" "$d/rt_bench" shapes "$@" 2>&1 | tee -a "$out/timing_$(basename "$d").txt"
+    timeout -k 5 "${BENCH_LIMIT_S:-120}" "$d/rt_bench" shapes "$@" 2>&1 | tee -a "$(timing "$d")"
   done
 done
 scripts/ab_rounds.py "${files[@]}"

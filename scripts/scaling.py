@@ -66,7 +66,7 @@ class Dash:
                 fail(f"{self.path}: {e.strerror}")
             if r.returncode != 0:
                 fail(f"dash compare failed: {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
-            rows = [e for e in json.loads(r.stdout) if e.get("valid") and e.get("strategy") != "search"]
+            rows = [e for e in json.loads(r.stdout) if e.get("valid")]  # named only: --search-budget 0
             if not rows:
                 fail(f"no named strategy takes {' '.join(args[2:])}")
             top = min(rows, key=lambda e: e["makespan"])
@@ -97,6 +97,9 @@ def split(dash, how, mask, gpus, batch, seqlen):
     return ranks
 
 
+LABELS = {"data": "data-parallel", "contiguous": "sequence, contiguous", "zigzag": "sequence, zigzag"}
+
+
 def main():
     ap = argparse.ArgumentParser(prog="scaling.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--dash", required=True, help="the dash CLI")
@@ -121,14 +124,14 @@ def main():
     dash = Dash(a.dash, a.heads, a.head_dim)
     out = []
     for mask in masks:
-        one, _ = dash.best(mask, batch=a.batch, seqlen=a.seqlen)
+        one, one_strategy = dash.best(mask, batch=a.batch, seqlen=a.seqlen)
         print(f"\n### {mask}: batch {a.batch}, {a.heads} heads, head dim {a.head_dim}, seqlen {a.seqlen}; "
               f"one GPU {one} cycles\n")
         print("| GPUs | split | slowest GPU (cycles) | speedup | efficiency | max / mean over GPUs | strategies |")
         print("|---|---|---|---|---|---|---|")
         for g in gpus:
             if g == 1:
-                print(f"| 1 | one GPU | {one} | 1.00 | 1.00 | 1.00 | {dash.best(mask, batch=a.batch, seqlen=a.seqlen)[1]} |")
+                print(f"| 1 | one GPU | {one} | 1.00 | 1.00 | 1.00 | {one_strategy} |")
                 continue
             for how in ("data", "contiguous", "zigzag"):
                 if how == "zigzag" and mask == "full":
@@ -144,9 +147,7 @@ def main():
                        "imbalance": slowest / (sum(spans) / len(spans))}
                 out.append(row)
                 names = sorted(set(row["rank_strategies"]))
-                label = {"data": "data-parallel", "contiguous": "sequence, contiguous",
-                         "zigzag": "sequence, zigzag"}[how]
-                print(f"| {g} | {label} | {slowest} | {row['speedup']:.2f} | {row['efficiency']:.2f} | "
+                print(f"| {g} | {LABELS[how]} | {slowest} | {row['speedup']:.2f} | {row['efficiency']:.2f} | "
                       f"{row['imbalance']:.2f} | {', '.join(names)} |")
     if a.json:
         try:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/scaling.py against the dash CLI (path as the first argument) on a problem (2 x 16 heads x 4096, d128): the
-data-parallel share of two GPUs is one sequence each, a causal contiguous split leaves the last
-rank three times the first one's work, the zigzag split evens it out; bad input exits 2."""
+"""scripts/scaling.py against the dash CLI (path as the first argument) on 2 x 16 heads x 4096, d128:
+the data-parallel share of two GPUs is one sequence each, a causal contiguous split leaves the last
+rank the most work, the zigzag split evens it out; bad input exits 2."""
 import json
 import os
 import subprocess
