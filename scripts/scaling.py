@@ -66,10 +66,10 @@ class Dash:
                 fail(f"{self.path}: {e.strerror}")
             if r.returncode != 0:
                 fail(f"dash compare failed: {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
-            rows = [e for e in json.loads(r.stdout) if e.get("valid")]  # named only: --search-budget 0
-            if not rows:
+            # compare marks the fastest row "best" (named only here: --search-budget 0, no file).
+            top = next((e for e in json.loads(r.stdout) if e.get("best")), None)
+            if top is None:
                 fail(f"no named strategy takes {' '.join(args[2:])}")
-            top = min(rows, key=lambda e: e["makespan"])
             self.cache[key] = (top["makespan"], top["strategy"])
         return self.cache[key]
 
