@@ -25,7 +25,7 @@ constexpr Spellings<QOrderKind, 4> kQOrder{{{QOrderKind::kAscending, "ascending"
 constexpr Spellings<RankKind, 7> kRank{{{RankKind::kAscending, "ascending"},
                                         {RankKind::kDescending, "descending"},
                                         {RankKind::kRotate, "rotate"},
-                                        {RankKind::kArrival, "arrival"},
+                                        {RankKind::kLockstep, "lockstep"},
                                         {RankKind::kWaves, "waves"},
                                         {RankKind::kTable, "table"},
                                         {RankKind::kNone, "none"}}};

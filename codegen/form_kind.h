@@ -13,12 +13,12 @@ namespace dash::codegen {
 enum class WorkKind : std::uint8_t { kStrided, kPaired, kTable };
 /// The Q tile a work item visits at step t.
 enum class QOrderKind : std::uint8_t { kAscending, kDescending, kRotate, kTable };
-/// The rank of a contribution (rotate, arrival and waves: dQ only; none: dK/dV without GQA).
+/// The rank of a contribution (rotate, lockstep and waves: dQ only; none: dK/dV without GQA).
 enum class RankKind : std::uint8_t {
   kAscending,
   kDescending,
   kRotate,
-  kArrival,
+  kLockstep,
   kWaves,
   kTable,
   kNone

@@ -42,8 +42,8 @@ struct RankForm {
   int offset = 0;
   int modulus = 1;
   int div = 1;
-  /// arrival: steps of every unit the closed work form deals out (all equal); the rank counts the
-  /// contributors that reach the dQ tile earlier (forms.inc, dash_cf_rank_arrival).
+  /// lockstep: steps of every unit the closed work form deals out (all equal); the rank counts the
+  /// contributors that reach the dQ tile earlier (forms.inc, dash_cf_rank_lockstep).
   int unit_steps = 0;
   std::vector<int> tile_row;  ///< table: per dQ (dK/dV) tile id, its row
   std::vector<int> rows;      ///< table: rows of ranks, row length kv_tiles (dkv: group size)

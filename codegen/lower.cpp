@@ -187,9 +187,9 @@ QOrderForm rotate_guess(ScheduleForm const& form, sim::Schedule const& schedule)
   return q;
 }
 
-/// Arrival ranks counted in the hook: offered when the work and the Q order are closed forms and
+/// Lock-step ranks counted in the hook: offered when the work and the Q order are closed forms and
 /// the first unit's length can stand for all (verification decides whether it does).
-std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule const& schedule) {
+std::optional<RankForm> lockstep_guess(ScheduleForm const& form, sim::Schedule const& schedule) {
   bool const work_closed =
       form.work.kind == WorkKind::kStrided || form.work.kind == WorkKind::kPaired;
   bool const q_closed = form.q_order.kind == QOrderKind::kAscending ||
@@ -207,14 +207,14 @@ std::optional<RankForm> arrival_guess(ScheduleForm const& form, sim::Schedule co
   auto const& first = schedule.ctas.front().items;
   std::size_t const per_unit = form.work.kind == WorkKind::kPaired ? 2 : 1;
   if (first.size() < per_unit) return std::nullopt;
-  RankForm r = rank_form(RankKind::kArrival);
+  RankForm r = rank_form(RankKind::kLockstep);
   for (std::size_t n = 0; n < per_unit; ++n) {
     r.unit_steps += static_cast<int>(first[n].q_order.size());
   }
   return r;
 }
 
-/// Arrival ranks in closed form (forms.inc, dash_cf_rank_waves): offered for strided work in KV
+/// Lock-step ranks in closed form (forms.inc, dash_cf_rank_waves): offered for strided work in KV
 /// tile order with a rotated Q walk over the same Q tiles for every KV tile, each item one walk,
 /// and steps of a head's KV tiles distinct (mult * (kv_tiles - 1) < n). Verification decides.
 std::optional<RankForm> waves_guess(ScheduleForm const& form, sim::Schedule const& schedule,
@@ -288,8 +288,8 @@ ScheduleForm lower_form(KernelSpec const& spec, sim::Problem const& problem,
   if (options.wave_ranks) {
     if (auto waves = waves_guess(form, schedule, spec)) rank_candidates.push_back(*waves);
   }
-  if (options.count_arrivals) {
-    if (auto arrival = arrival_guess(form, schedule)) rank_candidates.push_back(*arrival);
+  if (options.count_lockstep) {
+    if (auto lockstep = lockstep_guess(form, schedule)) rank_candidates.push_back(*lockstep);
   }
   form.dq_rank = rank_table(schedule.dq_order, spec.kv_tiles);
   for (auto const& candidate : rank_candidates) {

@@ -15,12 +15,12 @@ namespace dash::codegen {
 
 /// Which forms lowering may choose beyond the plain closed forms.
 struct LowerOptions {
-  /// Offer the "arrival" dQ rank (the hook counts earlier contributors in a loop over the KV tiles
+  /// Offer the "lockstep" dQ rank (the hook counts earlier contributors in a loop over the KV tiles
   /// of the head). Exact, but measured on an H200 at 1.3-2.1x the generic kernel's time
   /// (docs/results/2026-11-29-h200-codegen-closed-forms.md): every thread of the CTA runs the loop
   /// on every step, so by default a rank table is used instead.
-  bool count_arrivals = false;
-  /// Offer the "waves" dQ rank: the same arrival order in closed form (no loop, no table) where
+  bool count_lockstep = false;
+  /// Offer the "waves" dQ rank: the same lock-step order in closed form (no loop, no table) where
   /// it holds (strided work with rotated walks on whole heads: shift on a full mask). Measured on
   /// an H200 faster than the rank table (docs/results/2026-11-29-h200-tile128.md), so on by
   /// default.

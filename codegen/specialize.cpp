@@ -47,7 +47,7 @@ Table narrow_table(std::string name, std::vector<int> const& values) {
   return {std::move(name), &values, narrowest_type(values)};
 }
 
-/// A table of int: the arrival form's DashCfArrival points at the per-tile ranges as int.
+/// A table of int: the lock-step form's DashCfLockstep points at the per-tile ranges as int.
 Table int_table(std::string name, std::vector<int> const& values) {
   return {std::move(name), &values, {"int", sizeof(int)}};
 }
@@ -162,13 +162,13 @@ std::string dq_rank_body(KernelSpec const& spec, HookSite const& hook) {
     // The arguments come from the list the host check used (verify.h, waves_fields).
     expr = fmt::format("dash_cf_rank_waves({1}, {0}.batch, {0}.head, {2}, {0}.kv_tile)", item,
                        fmt::join(waves_fields(spec, spec.form), ", "), q_tile);
-  } else if (r.kind == RankKind::kArrival) {
-    // The arguments come from the list the host check used (verify.h, arrival_fields).
-    auto const f = arrival_fields(spec, spec.form);
+  } else if (r.kind == RankKind::kLockstep) {
+    // The arguments come from the list the host check used (verify.h, lockstep_fields).
+    auto const f = lockstep_fields(spec, spec.form);
     return fmt::format(
         "{{\n  (void){0};\n  (void){1};\n"
-        "  DashCfArrival const a{{{2}, dash_gen_q_lo, dash_gen_q_hi}};\n"
-        "  return dash_cf_rank_arrival(a, dash_gen_kv_lo[{4}], dash_gen_kv_hi[{4}], {3}.batch, "
+        "  DashCfLockstep const a{{{2}, dash_gen_q_lo, dash_gen_q_hi}};\n"
+        "  return dash_cf_rank_lockstep(a, dash_gen_kv_lo[{4}], dash_gen_kv_hi[{4}], {3}.batch, "
         "{3}.head, {4}, {3}.kv_tile);\n}}",
         hook.params[0], hook.params[2], fmt::join(f, ", "), item, q_tile);
   } else {
@@ -229,8 +229,8 @@ std::string describe_form(ScheduleForm const& form) {
   if (r.kind == RankKind::kRotate) {
     dq = fmt::format("rotate (mult={}, offset={}, modulus={}, div={})", r.mult, r.offset, r.modulus,
                      r.div);
-  } else if (r.kind == RankKind::kArrival) {
-    dq = fmt::format("arrival (unit_steps={})", r.unit_steps);
+  } else if (r.kind == RankKind::kLockstep) {
+    dq = fmt::format("lockstep (unit_steps={})", r.unit_steps);
   } else if (r.kind == RankKind::kWaves) {
     dq = fmt::format("waves (n={}, mult={}, offset={})", r.modulus, r.mult, r.offset);
   }
@@ -258,15 +258,15 @@ std::string schedule_prelude(KernelSpec const& spec) {
       "#undef DASH_CF\n}}  // namespace dash_forms_{0}\nusing namespace dash_forms_{0};\n\n",
       forms_version);
   // A per-tile table is emitted only where a hook reads it: uniform ones are literals (per_tile),
-  // except for the arrival form, which takes the Q bounds by pointer.
+  // except for the lock-step form, which takes the Q bounds by pointer.
   std::vector<Table> tables;
-  bool const arrival = form.dq_rank.kind == RankKind::kArrival;
-  if (arrival || !uniform(form.q_lo)) tables.push_back(int_table("dash_gen_q_lo", form.q_lo));
-  if (arrival || !uniform(form.q_hi)) tables.push_back(int_table("dash_gen_q_hi", form.q_hi));
-  if (arrival || (form.dq_rank.kind == RankKind::kAscending && !uniform(form.kv_lo))) {
+  bool const lockstep = form.dq_rank.kind == RankKind::kLockstep;
+  if (lockstep || !uniform(form.q_lo)) tables.push_back(int_table("dash_gen_q_lo", form.q_lo));
+  if (lockstep || !uniform(form.q_hi)) tables.push_back(int_table("dash_gen_q_hi", form.q_hi));
+  if (lockstep || (form.dq_rank.kind == RankKind::kAscending && !uniform(form.kv_lo))) {
     tables.push_back(int_table("dash_gen_kv_lo", form.kv_lo));
   }
-  if (arrival || (form.dq_rank.kind == RankKind::kDescending && !uniform(form.kv_hi))) {
+  if (lockstep || (form.dq_rank.kind == RankKind::kDescending && !uniform(form.kv_hi))) {
     tables.push_back(int_table("dash_gen_kv_hi", form.kv_hi));
   }
   if (form.work.kind == WorkKind::kTable) {

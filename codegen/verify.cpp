@@ -14,7 +14,7 @@ int item_id(KernelSpec const& spec, WorkCoord const& c) {
 }
 }  // namespace
 
-std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& form) {
+std::array<int, 10> lockstep_fields(KernelSpec const& spec, ScheduleForm const& form) {
   int const work_kind = form.work.kind == WorkKind::kPaired ? 1 : 0;
   DASH_ASSERT(form.work.kind == WorkKind::kPaired || form.work.kind == WorkKind::kStrided);
   int const q_kind = form.q_order.kind == QOrderKind::kAscending    ? 0
@@ -79,11 +79,11 @@ int eval_dq_rank(KernelSpec const& spec, ScheduleForm const& form, int batch, in
     return dash_cf_rank_waves(f[0], f[1], f[2], f[3], f[4], f[5], f[6], batch, head, q_tile,
                               kv_tile);
   }
-  if (r.kind == RankKind::kArrival) {
-    auto const f = arrival_fields(spec, form);
-    DashCfArrival const a{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
+  if (r.kind == RankKind::kLockstep) {
+    auto const f = lockstep_fields(spec, form);
+    DashCfLockstep const a{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
                           form.q_lo.data(), form.q_hi.data()};
-    return dash_cf_rank_arrival(a, form.kv_lo[q_tile], form.kv_hi[q_tile], batch, head, q_tile,
+    return dash_cf_rank_lockstep(a, form.kv_lo[q_tile], form.kv_hi[q_tile], batch, head, q_tile,
                                 kv_tile);
   }
   DASH_ASSERT(r.kind == RankKind::kTable);

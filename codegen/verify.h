@@ -15,10 +15,10 @@ struct WorkCoord {
   friend bool operator==(WorkCoord const&, WorkCoord const&) = default;
 };
 
-/// The integer fields of forms.inc's DashCfArrival, in declaration order, for an "arrival" dQ rank
-/// over this form's (closed) work and Q order: the host check and the emitted kernel build their
-/// arguments from this one list.
-std::array<int, 10> arrival_fields(KernelSpec const& spec, ScheduleForm const& form);
+/// The integer fields of forms.inc's DashCfLockstep, in declaration order, for a "lockstep" dQ
+/// rank over this form's (closed) work and Q order: the host check and the emitted kernel build
+/// their arguments from this one list.
+std::array<int, 10> lockstep_fields(KernelSpec const& spec, ScheduleForm const& form);
 
 /// The leading arguments of forms.inc's dash_cf_rank_waves (grid, kv_tiles, heads, n, lo, mult,
 /// offset) for a "waves" dQ rank: one list for the host check and the emitted kernel.

@@ -11,7 +11,7 @@
 // ---- Schedule form 'shift': work strided (head_fastest=0, reverse=0); Q order rotate (mult=2, offset=0); dQ rank waves (n=128, mult=2, offset=0); dK/dV rank none.
 // The index arithmetic below (codegen/forms.inc) was evaluated on the host for every CTA,
 // item, step and rank and reproduces the schedule exactly.
-namespace dash_forms_aeecb16c {
+namespace dash_forms_27b7f4de {
 #define DASH_CF __device__ __forceinline__
 // Schedule forms: the index arithmetic a specialized kernel uses to answer the schedule protocol.
 // Plain C++17 on ints and pointers, shared verbatim by the host (lowering evaluates it for every
@@ -98,20 +98,20 @@ DASH_CF int dash_cf_q_table(ItemRow const* item_row, RowBegin const* row_begin, 
 // Rank of KV tile j's partial in dQ tile i, whose contributors are the KV tiles klo..khi.
 DASH_CF int dash_cf_rank_ascending(int klo, int kv_tile) { return kv_tile - klo; }
 DASH_CF int dash_cf_rank_descending(int khi, int kv_tile) { return khi - kv_tile; }
-// Arrival order of a rotated walk: KV tile j reaches Q tile i at step (i - offset - j * mult) mod
+// Lock-step order of a rotated walk: KV tile j reaches Q tile i at step (i - offset - j * mult) mod
 // modulus; with `div` KV tiles per Q-tile stride the ranks are those steps divided by div.
 DASH_CF int dash_cf_rank_rotate(int q_tile, int kv_tile, int mult, int offset, int modulus,
                                 int div) {
   return dash_cf_mod(q_tile - offset - kv_tile * mult, modulus) / div;
 }
-// Arrival ranks without a loop, for strided work (KV tile fastest, not reversed, every item n
+// Lock-step ranks without a loop, for strided work (KV tile fastest, not reversed, every item n
 // steps) and rotated Q walks over the same n Q tiles lo .. lo + n - 1 for every KV tile, with
 // mult * (kv_tiles - 1) < n (shift on a full mask). KV tile j of head (b, h) is unit u = base + j,
 // base = (b * heads + h) * kv_tiles, dealt to CTA u mod grid in wave u / grid, and reaches Q tile
-// i at step x = (i - lo - j * mult - offset) mod n of its unit. Earlier waves arrive earlier
+// i at step x = (i - lo - j * mult - offset) mod n of its unit. Earlier waves come first
 // (n steps per unit); within a wave the steps of a head's KV tiles are distinct, so KV tile j' < j
 // of the wave is earlier iff its step wrapped past n (j - j' >= ceil((n - x) / mult)) and j' > j
-// iff it did not (j' - j <= x / mult). Same order as dash_cf_rank_arrival for these schedules.
+// iff it did not (j' - j <= x / mult). Same order as dash_cf_rank_lockstep for these schedules.
 DASH_CF int dash_cf_rank_waves(int grid, int kv_tiles, int heads, int n, int lo, int mult,
                                int offset, int batch, int head, int q_tile, int kv_tile) {
   int const base = (batch * heads + head) * kv_tiles;
@@ -131,22 +131,22 @@ DASH_CF int dash_cf_rank_table(Row const* dq_row, Rows const* rows, int kv_tiles
   return rows[dq_row[dq] * kv_tiles + kv_tile];
 }
 
-// Arrival ranks (descending, shift, symmetric-shift): the schedule ranks the contributors of a dQ
+// Lock-step ranks (descending, shift, symmetric-shift): the schedule ranks the contributors of a dQ
 // tile by when they reach it in a lock-step timeline (every step one unit, all CTAs start at 0),
-// ties by CTA. The rank of KV tile j is the number of contributors klo..khi that arrive earlier;
+// ties by CTA. The rank of KV tile j is the number of contributors klo..khi that come earlier;
 // the hook counts them (one short loop over the KV tiles of the head, cheap next to a step).
-// An arrival is (position, CTA). Work kinds: 0 strided, 1 paired; units of uniform length
+// A lock-step time is (position, CTA). Work kinds: 0 strided, 1 paired; units of uniform length
 // unit_steps are dealt round-robin, so position = round * unit_steps + offset in the unit + step.
 // Q kinds give the step at which KV tile j visits Q tile i: 0 ascending i - lo, 1 descending
 // hi - i, 2 rotate (i - lo - j * mult - offset) mod n.
-struct DashCfArrival {
+struct DashCfLockstep {
   int work_kind, head_fastest, reverse, grid, kv_tiles, heads, unit_steps;
   int q_kind, mult, offset;
   int const* q_lo;
   int const* q_hi;
 };
 
-DASH_CF int dash_cf_q_step(DashCfArrival const& a, int kv_tile, int q_tile) {
+DASH_CF int dash_cf_q_step(DashCfLockstep const& a, int kv_tile, int q_tile) {
   int const lo = a.q_lo[kv_tile];
   int const hi = a.q_hi[kv_tile];
   if (a.q_kind == 0) return q_tile - lo;
@@ -154,9 +154,9 @@ DASH_CF int dash_cf_q_step(DashCfArrival const& a, int kv_tile, int q_tile) {
   return dash_cf_mod(q_tile - lo - kv_tile * a.mult - a.offset, hi - lo + 1);
 }
 
-// (position * grid + CTA): one integer that orders arrivals as the schedule does. Unit numbers and
-// positions fit an int (lowering checks the sizes); only the final key is widened.
-DASH_CF long long dash_cf_arrival(DashCfArrival const& a, int batch, int head, int kv_tile,
+// (position * grid + CTA): one integer that orders contributions as the schedule does. Unit
+// numbers and positions fit an int (lowering checks the sizes); only the final key is widened.
+DASH_CF long long dash_cf_lockstep_time(DashCfLockstep const& a, int batch, int head, int kv_tile,
                                   int q_tile) {
   int unit = 0;
   int in_unit = 0;
@@ -175,12 +175,12 @@ DASH_CF long long dash_cf_arrival(DashCfArrival const& a, int batch, int head, i
   return static_cast<long long>(start + dash_cf_q_step(a, kv_tile, q_tile)) * a.grid + cta;
 }
 
-DASH_CF int dash_cf_rank_arrival(DashCfArrival const& a, int klo, int khi, int batch, int head,
+DASH_CF int dash_cf_rank_lockstep(DashCfLockstep const& a, int klo, int khi, int batch, int head,
                                  int q_tile, int kv_tile) {
-  long long const mine = dash_cf_arrival(a, batch, head, kv_tile, q_tile);
+  long long const mine = dash_cf_lockstep_time(a, batch, head, kv_tile, q_tile);
   int rank = 0;
   for (int j = klo; j <= khi; ++j) {
-    rank += dash_cf_arrival(a, batch, head, j, q_tile) < mine ? 1 : 0;
+    rank += dash_cf_lockstep_time(a, batch, head, j, q_tile) < mine ? 1 : 0;
   }
   return rank;
 }
@@ -194,8 +194,8 @@ DASH_CF int dash_cf_dkv_table(Row const* dkv_row, Rows const* rows, int group, i
   return rows[dkv_row[dkv] * group + q_head % group];
 }
 #undef DASH_CF
-}  // namespace dash_forms_aeecb16c
-using namespace dash_forms_aeecb16c;
+}  // namespace dash_forms_27b7f4de
+using namespace dash_forms_27b7f4de;
 
 // ---- End of the schedule form; the specialized policy follows.
 

@@ -2,7 +2,7 @@
 // tiles 64x128, causal (about 262k steps). Target: <= 20 ms per simulate() single-threaded
 // (Release). The schedule is built here by a tiny fa3-like constructor so the benchmark does not
 // depend on the strategies library: work items (h, j) dealt round-robin over the 132 CTAs, Q tiles
-// ascending over the visible ones, ranks by arrival order.
+// ascending over the visible ones, ranks by lock-step order.
 #include <benchmark/benchmark.h>
 
 #include <utility>
@@ -48,7 +48,7 @@ Schedule round_robin_ascending(Problem const& problem, Machine const& machine) {
       }
     }
   }
-  assign_arrival_ranks(problem, schedule);
+  assign_lockstep_ranks(problem, schedule);
   return schedule;
 }
 

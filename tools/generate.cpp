@@ -135,8 +135,8 @@ void setup_generate(CLI::App& app) {
   sub->add_flag("--default-set", opts->default_set,
                 "the H200 set checked into generated/ (d64, d128 x full, causal)");
   sub->add_flag("--wave-ranks,!--no-wave-ranks", opts->wave_ranks,
-                "closed-form arrival ranks where they hold (shift, full mask; the default), or rank "
-                "tables");
+                "closed-form lock-step ranks where they hold (shift, full mask; the default), or "
+                "rank tables");
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
 #if DASH_HAVE_CODEGEN

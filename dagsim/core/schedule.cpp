@@ -66,15 +66,15 @@ std::uint64_t schedule_hash(Schedule const& schedule) {
   return hash == 0 ? 1 : hash;
 }
 
-void assign_arrival_ranks(Problem const& problem, Schedule& schedule, std::span<std::int64_t const> starts) {
+void assign_lockstep_ranks(Problem const& problem, Schedule& schedule, std::span<std::int64_t const> starts) {
   TileIndex const index(problem);
   // (time, CTA, the CTA's count of contributions so far, contributor) per reduction target;
   // sorted, the contributors are the ranks. The count breaks ties in the CTA's own order: two
-  // empty GQA items of one dK/dV tile in a row on a CTA arrive at one time, and ranking them by
+  // empty GQA items of one dK/dV tile in a row on a CTA come at one time, and ranking them by
   // head instead could make the CTA wait for its own later item.
-  using Arrival = std::tuple<std::int64_t, int, std::int64_t, int>;
-  std::vector<std::vector<Arrival>> dq(static_cast<std::size_t>(index.num_dq_tiles()));
-  std::vector<std::vector<Arrival>> dkv;
+  using Visit = std::tuple<std::int64_t, int, std::int64_t, int>;
+  std::vector<std::vector<Visit>> dq(static_cast<std::size_t>(index.num_dq_tiles()));
+  std::vector<std::vector<Visit>> dkv;
   if (problem.is_gqa()) dkv.resize(static_cast<std::size_t>(index.num_dkv_tiles()));
   for (int c = 0; c < static_cast<int>(schedule.ctas.size()); ++c) {
     std::int64_t time = starts.empty() ? 0 : starts[static_cast<std::size_t>(c)];
@@ -90,12 +90,12 @@ void assign_arrival_ranks(Problem const& problem, Schedule& schedule, std::span<
       }
     }
   }
-  auto ranks_of = [](std::vector<std::vector<Arrival>>& arrivals) {
-    std::vector<std::vector<int>> order(arrivals.size());
-    for (std::size_t t = 0; t < arrivals.size(); ++t) {
-      std::sort(arrivals[t].begin(), arrivals[t].end());
-      order[t].reserve(arrivals[t].size());
-      for (auto const& [time, cta, seq, who] : arrivals[t]) order[t].push_back(who);
+  auto ranks_of = [](std::vector<std::vector<Visit>>& visits) {
+    std::vector<std::vector<int>> order(visits.size());
+    for (std::size_t t = 0; t < visits.size(); ++t) {
+      std::sort(visits[t].begin(), visits[t].end());
+      order[t].reserve(visits[t].size());
+      for (auto const& [time, cta, seq, who] : visits[t]) order[t].push_back(who);
     }
     return order;
   };

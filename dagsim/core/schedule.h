@@ -55,12 +55,12 @@ std::int64_t count_steps(Schedule const& schedule);
 /// the one implementation both call.
 std::uint64_t schedule_hash(Schedule const& schedule);
 
-/// Ranks by arrival order: for every dQ tile (and dK/dV tile under GQA), order contributions by the
-/// time at which they occur when every step takes one unit and CTA c starts at starts[c] (no
+/// Ranks by lock-step order: for every dQ tile (and dK/dV tile under GQA), order contributions by
+/// the time at which they occur when every step takes one unit and CTA c starts at starts[c] (no
 /// starts: all at 0, the CTAs walk their lists in lock step, step t of every CTA before step t+1 of
 /// any); ties by CTA index. Used by `shift`, `symmetric-shift` and search seeds, and with the
 /// dispatch times of a dynamic launch.
 struct Problem;
-void assign_arrival_ranks(Problem const& problem, Schedule& schedule, std::span<std::int64_t const> starts = {});
+void assign_lockstep_ranks(Problem const& problem, Schedule& schedule, std::span<std::int64_t const> starts = {});
 
 }  // namespace dash::sim

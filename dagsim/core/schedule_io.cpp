@@ -92,7 +92,7 @@ std::string where(std::string const& path) { return path.empty() ? "document" : 
 
 char const* type_name(json const& v) {
   if (v.is_number_float()) {
-    // Integers beyond 64 bits arrive as floats too; say which case it is.
+    // Integers beyond 64 bits are parsed as floats too; say which case it is.
     double const d = v.get<double>();
     return std::fabs(d) >= 9.2e18 ? "a number beyond the integer range" : "a fractional number";
   }

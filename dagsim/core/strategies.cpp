@@ -18,14 +18,14 @@
 // - ranks that follow the order in which items are enumerated, with every CTA running its items in
 //   that order (fa3, fa3-spt): every edge of the DAG goes forward in the enumeration, and dynamic
 //   launch follows the enumeration, so no CTA ever waits on one launched after it;
-// - ranks by arrival in a virtual timeline where every step takes one unit and nothing waits
-//   (descending, shift, symmetric-shift). Persistent: all CTAs start at 0 (assign_arrival_ranks).
+// - ranks by lock-step order: a virtual timeline where every step takes one unit and nothing waits
+//   (descending, shift, symmetric-shift). Persistent: all CTAs start at 0 (assign_lockstep_ranks).
 //   Dynamic: CTAs start when the virtual dispatcher gives them an SM (dispatch_starts). Every edge
 //   goes forward in (virtual time, launch slot), so the graph is acyclic. And residency cannot
 //   block: take the unfinished node v with the least (time, slot). Everything below it is done,
 //   which includes every CTA that had virtually finished when v's CTA k was virtually dispatched at
-//   s_k <= time(v) — at least k - sms + 1 of CTAs 0..k-1 — so k is resident and v can run.
-//   Ranks pointing backwards in launch order are therefore fine; only a timeline that ignored the
+//   s_k <= time(v) — at least k - sms + 1 of CTAs 0..k-1 — so k is resident and v can run. Ranks
+//   pointing backwards in launch order are therefore fine; only a timeline that ignored the
 //   dispatcher (every CTA starting at 0 while few SMs exist) would deadlock.
 
 namespace dash::sim {
@@ -168,14 +168,14 @@ std::vector<std::int64_t> dispatch_starts(Schedule const& schedule, int sms) {
   return starts;
 }
 
-/// Ranks by arrival under the schedule's launch model.
-void assign_arrival_ranks_for(Problem const& problem, Machine const& machine, Schedule& schedule) {
+/// Ranks by lock-step order under the schedule's launch model.
+void assign_lockstep_ranks_for(Problem const& problem, Machine const& machine, Schedule& schedule) {
   if (schedule.launch == LaunchModel::kPersistent) {
-    assign_arrival_ranks(problem, schedule);
+    assign_lockstep_ranks(problem, schedule);
   } else {
-    // Dynamic launch: arrival in the dispatch timeline of dispatch_starts, ties by launch slot.
+    // Dynamic launch: order in the dispatch timeline of dispatch_starts, ties by launch slot.
     // Safe with any SM count (see the comment at the top of this file).
-    assign_arrival_ranks(problem, schedule, dispatch_starts(schedule, machine.sms));
+    assign_lockstep_ranks(problem, schedule, dispatch_starts(schedule, machine.sms));
   }
 }
 
@@ -373,12 +373,12 @@ Schedule make_strategy(std::string const& name, Problem const& problem, Machine 
   } else if (name == "descending") {
     std::vector<Unit> const units = descending_units(problem, visible);
     schedule.ctas = dynamic ? launch_in_order(units) : place_list_scheduled(units, machine.sms);
-    assign_arrival_ranks_for(problem, machine, schedule);
+    assign_lockstep_ranks_for(problem, machine, schedule);
   } else {
     std::vector<Unit> const units = name == "shift" ? shift_units(problem, visible, machine.sms)
                                                     : symmetric_shift_units(problem, visible);
     schedule.ctas = dynamic ? launch_in_order(units) : place_round_robin(units, machine.sms);
-    assign_arrival_ranks_for(problem, machine, schedule);
+    assign_lockstep_ranks_for(problem, machine, schedule);
   }
   return schedule;
 }

@@ -186,7 +186,7 @@ TEST_CASE("KernelSpec JSON round-trips and rejects malformed input", "[codegen][
                     Catch::Contains("must be a string"));
   for (auto const k :
        {cg::RankKind::kAscending, cg::RankKind::kDescending, cg::RankKind::kRotate,
-        cg::RankKind::kArrival, cg::RankKind::kWaves, cg::RankKind::kTable, cg::RankKind::kNone}) {
+        cg::RankKind::kLockstep, cg::RankKind::kWaves, cg::RankKind::kTable, cg::RankKind::kNone}) {
     CHECK(cg::parse_rank_kind(cg::to_string(k)) == k);
   }
   for (auto const k : {cg::QOrderKind::kAscending, cg::QOrderKind::kDescending,
@@ -252,7 +252,7 @@ TEST_CASE("every named strategy lowers to a form that follows it exactly", "[cod
     CHECK(cg::form_mismatch(spec, schedule).empty());
     CHECK(spec.strategy == name);
     cg::LowerOptions counting;
-    counting.count_arrivals = true;
+    counting.count_lockstep = true;
     auto const counted = cg::lower(problem, machine, schedule, "bf16", counting);
     CHECK(cg::form_mismatch(counted, schedule).empty());
   }
@@ -291,7 +291,7 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
   cg::LowerOptions tables;
   tables.wave_ranks = false;
   cg::LowerOptions counting = tables;
-  counting.count_arrivals = true;
+  counting.count_lockstep = true;
   for (int const head_dim : {64, 128}) {
     sim::Problem problem;
     problem.head_dim = head_dim;
@@ -305,7 +305,7 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     int const q_tiles = 8192 / problem.tile_m;
     int const mult = q_tiles / 64;
     // shift, full mask: items (h, j) dealt round-robin over 132 CTAs, every item q_tiles steps;
-    // the arrival ranks cut across waves, so only the wave and counting forms follow them.
+    // the lock-step ranks cut across waves, so only the wave and counting forms follow them.
     auto const schedule = sim::make_strategy("shift", problem, machine);
     auto const by_default = cg::lower(problem, machine, schedule);
     CHECK(by_default.form.name == "shift");
@@ -316,7 +316,7 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
     auto const shift = cg::lower(problem, machine, schedule, "bf16", counting);
     CHECK(shift.form.name == "shift");
     CHECK(shift.form.work.kind == cg::WorkKind::kStrided);
-    CHECK(shift.form.dq_rank.kind == cg::RankKind::kArrival);
+    CHECK(shift.form.dq_rank.kind == cg::RankKind::kLockstep);
     CHECK(shift.form.dq_rank.unit_steps == q_tiles);
     // The wave or counting form is needed: the rotate closed form, tried first, does not hold.
     auto rotate = shift;
@@ -356,7 +356,7 @@ TEST_CASE("shift and symmetric-shift lower to closed forms on the H200 shapes", 
   }
 }
 
-TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ", "[codegen][cpu]") {
+TEST_CASE("lock-step ranks fall back to a table when the schedule's ranks differ", "[codegen][cpu]") {
   sim::Problem problem;
   problem.q_heads = problem.kv_heads = 4;
   problem.seqlen_q = problem.seqlen_k = 1024;
@@ -364,10 +364,10 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
   auto const machine = sim::machine_with_sms(6);
   cg::LowerOptions counting;
   counting.wave_ranks = false;
-  counting.count_arrivals = true;
+  counting.count_lockstep = true;
   auto schedule = sim::make_strategy("shift", problem, machine);
   REQUIRE(cg::lower(problem, machine, schedule, "bf16", counting).form.dq_rank.kind ==
-          cg::RankKind::kArrival);
+          cg::RankKind::kLockstep);
   std::swap(schedule.dq_order[3][0], schedule.dq_order[3][1]);
   auto const spec = cg::lower(problem, machine, schedule, "bf16", counting);
   CHECK(spec.form.dq_rank.kind == cg::RankKind::kTable);
@@ -375,7 +375,7 @@ TEST_CASE("arrival ranks fall back to a table when the schedule's ranks differ",
   CHECK(cg::form_mismatch(spec, schedule).empty());
 }
 
-TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered",
+TEST_CASE("wave ranks: shift's lock-step order in closed form, exact where offered",
           "[codegen][cpu]") {
   cg::LowerOptions tables;
   tables.wave_ranks = false;
@@ -409,7 +409,7 @@ TEST_CASE("wave ranks: shift's arrival order in closed form, exact where offered
         // Same ranks as the counting form, contribution by contribution.
         auto counting = spec;
         counting.form.dq_rank = cg::RankForm{};
-        counting.form.dq_rank.kind = cg::RankKind::kArrival;
+        counting.form.dq_rank.kind = cg::RankKind::kLockstep;
         counting.form.dq_rank.unit_steps = spec.q_tiles;
         CHECK(cg::dq_rank_mismatch(counting, counting.form, schedule).empty());
         // A wrong offset is caught.

@@ -42,7 +42,7 @@ Schedule fa3_full(int n, int m) {
   return make(ctas, std::vector<std::vector<int>>(static_cast<std::size_t>(n * m), ascending));
 }
 
-// DASH's shift: KV tile a visits Q tiles (a + t) mod n; ranks by arrival.
+// DASH's shift: KV tile a visits Q tiles (a + t) mod n; ranks by lock-step order.
 Schedule shift_full(Problem const& p, int n, int m) {
   Schedule s;
   s.launch = LaunchModel::kPersistent;
@@ -54,7 +54,7 @@ Schedule shift_full(Problem const& p, int n, int m) {
       s.ctas[static_cast<std::size_t>(a)].items.push_back(item);
     }
   }
-  assign_arrival_ranks(p, s);
+  assign_lockstep_ranks(p, s);
   return s;
 }
 
@@ -351,7 +351,7 @@ TEST_CASE("per-item cost: every work item's first step carries it", "[simulate][
       one.ctas[0].items.push_back(item);
     }
   }
-  assign_arrival_ranks(p, one);
+  assign_lockstep_ranks(p, one);
   auto const items = static_cast<Cycles>(one.ctas[0].items.size());
   for (int k : {0, 1, 2}) {
     CostModel base = default_model(p);

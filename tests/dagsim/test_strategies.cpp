@@ -247,9 +247,9 @@ TEST_CASE("shift rotates each KV tile's walk and spreads the start rows", "[stra
       auto const& item = cta.items.front();
       for (int t = 0; t < 6; ++t) CHECK(item.q_order[static_cast<std::size_t>(t)] == (item.kv_tile + t) % 6);
     }
-    // Ranks are arrival order: exactly what assign_arrival_ranks gives.
+    // Ranks are lock-step order: exactly what assign_lockstep_ranks gives.
     Schedule copy = s;
-    assign_arrival_ranks(problem, copy);
+    assign_lockstep_ranks(problem, copy);
     CHECK(copy.dq_order == s.dq_order);
   }
   SECTION("n != M: start rows floor(j * M / n)") {
@@ -320,10 +320,10 @@ TEST_CASE("shift rotates each KV tile's walk and spreads the start rows", "[stra
   }
 }
 
-TEST_CASE("arrival ranks follow a CTA's own order where its contributions arrive at one time", "[strategies]") {
+TEST_CASE("lock-step ranks follow a CTA's own order where its contributions come at one time", "[strategies]") {
   // MQA: two q heads of the one KV head; KV tile 0 is visible to no query (empty items, kept under
   // GQA). CTA 0 runs head 1's empty item before head 0's: both dK/dV contributions to tile j0
-  // arrive at time 0, and ranking them by head would make CTA 0 wait for its own later item.
+  // come at time 0, and ranking them by head would make CTA 0 wait for its own later item.
   Problem problem = square_problem(1, 2, 1, MaskKind::kWindow);
   problem.kv_heads = 1;
   problem.seqlen_q = 64;
@@ -335,7 +335,7 @@ TEST_CASE("arrival ranks follow a CTA's own order where its contributions arrive
   s.ctas.resize(2);
   s.ctas[0].items = {WorkItem{0, 1, 0, {}}, WorkItem{0, 0, 0, {}}};
   s.ctas[1].items = {WorkItem{0, 0, 1, {0}}, WorkItem{0, 1, 1, {0}}};
-  assign_arrival_ranks(problem, s);
+  assign_lockstep_ranks(problem, s);
   TileIndex const index(problem);
   CHECK(s.dkv_order[static_cast<std::size_t>(index.dkv_id(0, 0, 0))] == std::vector<int>{1, 0});
   CHECK_NOTHROW(validate(problem, machine_with_sms(2), s));
@@ -394,10 +394,10 @@ TEST_CASE("GQA schedules keep every item and rank the group's q heads", "[strate
   CHECK(items == 4 * 2);
 }
 
-TEST_CASE("dynamic launch ranks by arrival in the dispatcher's timeline", "[strategies]") {
+TEST_CASE("dynamic launch ranks by lock-step order in the dispatcher's timeline", "[strategies]") {
   // shift, full, 3x3 tiles: KV tile a visits rows a, a+1, a+2 (mod 3).
   Problem const problem = square_problem(1, 1, 3, MaskKind::kFull);
-  SECTION("all CTAs resident: lock-step arrival") {
+  SECTION("all CTAs resident: lock step") {
     Schedule const s = make_strategy("shift", problem, machine_with_sms(3), LaunchModel::kDynamic);
     CHECK(s.dq_order == std::vector<std::vector<int>>{{0, 2, 1}, {1, 0, 2}, {2, 1, 0}});
   }
@@ -408,7 +408,7 @@ TEST_CASE("dynamic launch ranks by arrival in the dispatcher's timeline", "[stra
     CHECK(s.dq_order == std::vector<std::vector<int>>{{0, 1, 2}, {1, 0, 2}, {1, 0, 2}});
     REQUIRE_NOTHROW(validate(problem, machine_with_sms(2), s));
     Schedule lock_step = s;
-    assign_arrival_ranks(problem, lock_step);
+    assign_lockstep_ranks(problem, lock_step);
     CHECK_THROWS_WITH(validate(problem, machine_with_sms(2), lock_step), Catch::Contains("deadlock"));
   }
   SECTION("few SMs, many heads, every backward-ranked strategy completes") {

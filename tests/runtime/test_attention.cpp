@@ -196,7 +196,7 @@ TEST_CASE("every validated schedule gives correct gradients, random ones too", "
         ++ran;
       }
     }
-    // Random schedules: random Q orders, random CTA counts, arrival-order ranks; validated.
+    // Random schedules: random Q orders, random CTA counts, lock-step ranks; validated.
     for (int trial = 0; trial < 8; ++trial) {
       sim::Schedule s = simple_schedule(c.problem, false, sim::LaunchModel::kPersistent, 1 + rng.below(9));
       for (auto& cta : s.ctas) {
@@ -206,7 +206,7 @@ TEST_CASE("every validated schedule gives correct gradients, random ones too", "
           }
         }
       }
-      sim::assign_arrival_ranks(c.problem, s);
+      sim::assign_lockstep_ranks(c.problem, s);
       s.strategy = "random-" + std::to_string(trial);
       sim::validate(c.problem, sim::machine_with_sms(132), s);
       for (KernelFamily f : device_families()) run_and_check(f, c, s, Reduction::kDeterministic, in, exact, low, false);
