@@ -35,6 +35,7 @@ struct SearchCliOptions {
   std::uint64_t seed = 1;
   int threads = 1;
   std::int64_t evaluations = 0;
+  double live_cap_mib = static_cast<double>(sim::kDefaultLiveCap) / (1 << 20);
   bool pair = false;
   bool report = false;
 };
@@ -48,6 +49,10 @@ sim::SearchOptions search_options(SearchCliOptions const& o, sim::LaunchModel la
   s.seed = o.seed;
   s.threads = o.threads;
   s.max_evaluations = o.evaluations;
+  if (!(o.live_cap_mib >= 0.0) || o.live_cap_mib > 1e9) {
+    user_error("--live-cap must be between 0 and 1e9 MiB, got {}", o.live_cap_mib);
+  }
+  s.max_live_bytes = std::llround(o.live_cap_mib * (1 << 20));
   s.launch = launch;
   s.pair = o.pair;
   return s;
@@ -99,6 +104,9 @@ nlohmann::json to_json(sim::SearchResult const& r) {
       {"died", {{"invalid", r.stats.invalid}, {"deadlock", r.stats.deadlock}, {"worse", r.stats.worse}}},
       {"kept", {{"improved", r.stats.improved}, {"equal", r.stats.equal}}},
       {"exact_nodes", r.stats.exact_nodes},
+      {"live_cap_bytes", r.live_cap},
+      {"live_bytes", r.live_bytes},
+      {"over_live_cap", r.stats.over_live_cap},
       {"elapsed_ms", r.elapsed_ms},
       {"named", named},
   };
@@ -154,6 +162,9 @@ void print_table(sim::SearchResult const& r, Resolved const& resolved) {
   }
   line(fmt::format("working set   search {}; {} {} (most in progress at once; not in the model)",
                    live(r.schedule), r.best_named, named_live));
+  line(r.live_cap > 0 ? fmt::format("live cap      {:.1f} MiB ({} candidates over it dropped)",
+                                    static_cast<double>(r.live_cap) / (1 << 20), r.stats.over_live_cap)
+                      : std::string("live cap      none"));
   std::fputs(out.c_str(), stdout);
 }
 
@@ -284,6 +295,10 @@ void setup_search(CLI::App& app) {
   sub->add_option("--threads", opts->threads, "worker threads (never change the result)")->capture_default_str();
   sub->add_option("--evaluations", opts->evaluations,
                   "stop after this many evaluations instead of the time budget (reproducible anywhere)");
+  sub->add_option("--live-cap", opts->live_cap_mib,
+                  "MiB: keep no schedule whose working set exceeds this or the best named strategy's "
+                  "(default: the H100/H200 L2; 0: no cap)")
+      ->capture_default_str();
   sub->add_flag("--pair", opts->pair, "also search FA4's 2-CTA mode (model only)");
   sub->add_flag("--report", opts->report, "run the quality grid and print a markdown table")->group("");
   sub->callback([sub, opts] {

@@ -10,6 +10,7 @@
 #include "dagsim/model/named_run.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
+#include "dagsim/model/working_set.h"
 #include "dagsim/search/search_exact.h"
 #include "dagsim/search/search_pair.h"
 #include "dagsim/search/search_plan.h"
@@ -43,6 +44,7 @@ void check_options(SearchOptions const& o) {
   if (o.threads < 1 || o.threads > 256) user_error("threads must be in 1..256, got {}", o.threads);
   if (o.streams < 1 || o.streams > 1024) user_error("streams must be in 1..1024, got {}", o.streams);
   if (o.max_evaluations < 0) user_error("evaluations must be non-negative, got {}", o.max_evaluations);
+  if (o.max_live_bytes < 0) user_error("the live-bytes cap must be non-negative, got {}", o.max_live_bytes);
 }
 
 // Local-search evaluations per stream per round: rounds of roughly equal work whatever the size,
@@ -94,11 +96,25 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     result.named.push_back(std::move(named));
   }
 
-  // Stage 2: list-scheduling seeds; every seed (named ones too) under first-come ranks.
+  // The working-set cap (SearchOptions::max_live_bytes), never below the best named strategy's.
+  auto const live_bytes = [&](Schedule const& s) { return working_set(problem, s, machine.sms).max_bytes; };
+  if (options.max_live_bytes > 0) {
+    result.live_cap = options.max_live_bytes;
+    if (best_named) result.live_cap = std::max(result.live_cap, live_bytes(*best_named));
+  }
+  auto const fits = [&](Plan const& plan) {
+    if (result.live_cap == 0 || live_bytes(evaluator.to_schedule(plan, "")) <= result.live_cap) return true;
+    ++stats.over_live_cap;
+    return false;
+  };
+
+  // Stage 2: list-scheduling seeds; every seed (named ones too) under first-come ranks. Seeds over
+  // the cap are dropped before they are measured.
   for (auto& seed : list_schedule_seeds(evaluator, options.launch)) {
     if (!plans_complete) break;
     seeds.push_back(Candidate{seed.name, std::move(seed.plan), {}});
   }
+  std::erase_if(seeds, [&](Candidate const& seed) { return !fits(seed.plan); });
   for (auto& seed : seeds) {
     seed.cost = measure(evaluator, seed.plan);
     ++stats.evaluations;
@@ -117,11 +133,13 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     ExactResult exact = exact_search(evaluator, options.launch, have_best ? best.cost.makespan : 0,
                                      result.lower_bound);
     stats.exact_nodes += exact.nodes;
-    if (exact.plan && (!have_best || exact.makespan < best.cost.makespan)) {
+    // The exhaustive space ignores the cap: its optimum certifies only where it fits.
+    bool const exact_fits = !exact.plan || fits(*exact.plan);
+    if (exact.plan && exact_fits && (!have_best || exact.makespan < best.cost.makespan)) {
       best = Candidate{"exact", std::move(*exact.plan), measure(evaluator, *exact.plan)};
       have_best = true;
     }
-    if (exact.complete) result.certificate = "exhaustive: " + exact.space;
+    if (exact.complete && exact_fits) result.certificate = "exhaustive: " + exact.space;
   }
 
   // Stage 4: local search in deterministic streams; threads only decide who runs which stream.
@@ -163,16 +181,23 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
         for (auto& t : pool) t.join();
       }
       ++stats.rounds;
-      // Deterministic reduction: best by (makespan, stream id).
-      int lead = 0;
-      for (int s = 1; s < num_streams; ++s) {
-        if (streams[s]->makespan() < streams[lead]->makespan()) lead = s;
-      }
+      // Deterministic reduction: best by (makespan, stream id); a leader over the live cap goes
+      // back to the best plan and the next one is asked.
       std::int64_t evaluations = 0;
       for (auto const& st : streams) evaluations += st->stats().proposed;
-      if (streams[lead]->makespan() < best.cost.makespan) {
-        best = Candidate{origin[static_cast<std::size_t>(lead)], streams[lead]->current(),
-                         measure(evaluator, streams[lead]->current())};
+      for (;;) {
+        int lead = 0;
+        for (int s = 1; s < num_streams; ++s) {
+          if (streams[s]->makespan() < streams[lead]->makespan()) lead = s;
+        }
+        if (streams[lead]->makespan() >= best.cost.makespan) break;
+        if (fits(streams[lead]->current())) {
+          best = Candidate{origin[static_cast<std::size_t>(lead)], streams[lead]->current(),
+                           measure(evaluator, streams[lead]->current())};
+          break;
+        }
+        streams[lead]->reset(best.plan, best.cost);
+        origin[static_cast<std::size_t>(lead)] = best.origin;
       }
       // Every few rounds the laggards restart from the leader (their own random streams go on).
       if (stats.rounds % 4 == 0) {
@@ -223,6 +248,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   }
   if (!have_best && !best_named) user_error("search found no valid schedule for this problem");
   result.gap = gap_to_bound(result.makespan, result.lower_bound);
+  result.live_bytes = live_bytes(result.schedule);
   if (result.makespan <= result.lower_bound) result.certificate = "bound met";
   result.optimal = !result.certificate.empty();
 

@@ -27,6 +27,9 @@ struct SearchProgress {
   double budget_ms = 0;
 };
 
+/// The default working-set cap: the H100 / H200 L2 (50 MiB).
+inline constexpr std::int64_t kDefaultLiveCap = std::int64_t{50} << 20;
+
 struct SearchOptions {
   std::int64_t budget_ms = 2000;  ///< wall-clock budget of the local search
   std::uint64_t seed = 1;
@@ -40,6 +43,11 @@ struct SearchOptions {
   int streams = 8;                ///< independent deterministic search streams
   bool pair = false;              ///< also search the 2-CTA mode (search_pair.h)
   bool exact = true;              ///< branch-and-bound on small instances (search_exact.h)
+  /// > 0: the search keeps no schedule whose working set (working_set.h: the most bytes of Q, dO
+  /// and dQ accumulator live at once) exceeds this many bytes, or the best named strategy's if
+  /// that is larger. The model has no memory term; on the H200, schedules that kept 2.6-5x its
+  /// L2 live ran 12-31% slower than the model said (docs/model.md, "Working set"). 0: no cap.
+  std::int64_t max_live_bytes = kDefaultLiveCap;
   std::function<void(SearchProgress const&)> progress;  ///< called between rounds, if set
 };
 
@@ -58,6 +66,7 @@ struct SearchStats {
   std::int64_t exact_nodes = 0;   ///< branch-and-bound nodes visited
   std::int64_t rounds = 0;
   std::int64_t model_mismatch = 0;  ///< cheap evaluator != simulate() on the winner (a bug if > 0)
+  std::int64_t over_live_cap = 0;   ///< seeds, exact or local-search winners over the live cap
 };
 
 struct NamedResult {
@@ -90,6 +99,9 @@ struct SearchResult {
   std::string best_named;
   Cycles best_named_makespan = 0;
   SearchStats stats;
+  std::int64_t live_cap = 0;    ///< the cap applied (SearchOptions::max_live_bytes raised to the
+                                ///< best named strategy's working set); 0: none
+  std::int64_t live_bytes = 0;  ///< the schedule's working set (most live bytes at once)
   double elapsed_ms = 0;
   std::optional<PairResult> pair;
 };

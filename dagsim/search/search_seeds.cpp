@@ -15,19 +15,25 @@ namespace {
 enum class ItemOrder { kLongestFirst, kShortestFirst };
 enum class QChoice { kDescending, kAscending, kShiftAscending, kShiftDescending };
 
-Plan list_schedule(PlanEvaluator const& ev, LaunchModel launch, ItemOrder item_order, QChoice q) {
+/// `window` > 0: the list runs window by window of that many heads ((batch, q head) in order),
+/// longest (shortest) first inside one; 0: all items by length alone, which starts every head at
+/// once (more live than the L2 holds on large problems: SearchOptions::max_live_bytes).
+Plan list_schedule(PlanEvaluator const& ev, LaunchModel launch, ItemOrder item_order, QChoice q, int window) {
   std::vector<int> items = ev.live_items();
+  int const q_heads = ev.problem().q_heads;
   auto key = [&](int id) {
     ItemKey const k = ev.index().item_key(id);
+    int const group = window > 0 ? (k.batch * q_heads + k.head) / window : 0;
     // Equal items alternate heads and batches: (tile, batch, head) varies the head fastest.
-    return std::make_tuple(ev.item_work(id), k.tile, k.batch, k.head);
+    return std::make_tuple(group, ev.item_work(id), k.tile, k.batch, k.head);
   };
   std::stable_sort(items.begin(), items.end(), [&](int a, int b) {
     auto ka = key(a);
     auto kb = key(b);
-    if (std::get<0>(ka) != std::get<0>(kb)) {
-      return item_order == ItemOrder::kLongestFirst ? std::get<0>(ka) > std::get<0>(kb)
-                                                    : std::get<0>(ka) < std::get<0>(kb);
+    if (std::get<0>(ka) != std::get<0>(kb)) return std::get<0>(ka) < std::get<0>(kb);
+    if (std::get<1>(ka) != std::get<1>(kb)) {
+      return item_order == ItemOrder::kLongestFirst ? std::get<1>(ka) > std::get<1>(kb)
+                                                    : std::get<1>(ka) < std::get<1>(kb);
     }
     return ka < kb;
   });
@@ -76,9 +82,18 @@ std::vector<Seed> list_schedule_seeds(PlanEvaluator const& ev, LaunchModel launc
                                                 {QChoice::kAscending, "asc"},
                                                 {QChoice::kShiftAscending, "shift-asc"},
                                                 {QChoice::kShiftDescending, "shift-desc"}};
-  for (auto const& [order, order_name] : orders) {
-    for (auto const& [q, q_name] : qs) {
-      seeds.push_back(Seed{std::string(order_name) + "/" + q_name, list_schedule(ev, launch, order, q)});
+  // Windowed seeds ("lpt-w/..."): windows of about as many items as the machine has SMs.
+  Problem const& p = ev.problem();
+  int const heads = p.batch * p.q_heads;
+  int const per_head = std::max(1, static_cast<int>(ev.live_items().size()) / std::max(1, heads));
+  int const window = std::max(1, (ev.machine().sms + per_head - 1) / per_head);
+  for (int const w : {0, window}) {
+    if (w >= heads) continue;  // one window holds every head: the plain seeds again
+    for (auto const& [order, order_name] : orders) {
+      for (auto const& [q, q_name] : qs) {
+        std::string const name = std::string(order_name) + (w > 0 ? "-w/" : "/") + q_name;
+        seeds.push_back(Seed{name, list_schedule(ev, launch, order, q, w)});
+      }
     }
   }
   return seeds;

@@ -11,7 +11,7 @@
 namespace dash::sim {
 
 struct Seed {
-  std::string name;  ///< e.g. "lpt/desc", or a named strategy
+  std::string name;  ///< e.g. "lpt/desc", "lpt-w/desc" (heads in windows), or a named strategy
   Plan plan;
 };
 

@@ -21,6 +21,7 @@
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/working_set.h"
+#include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
 #include "tests/cli/dash_process.h"
@@ -75,6 +76,25 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   CHECK(j["working_set"]["median_heads"].get<int>() == 2);
   CHECK(j["working_set"]["max_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
   CHECK(j["working_set"]["median_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
+}
+
+TEST_CASE("cli: search --json reports its working set and the live cap", "[cli]") {
+  auto const p = small_problem();
+  auto const m = dash::sim::machine_with_sms(16);
+  for (char const* cap : {"", " --live-cap 0", " --live-cap 0.5"}) {
+    INFO(cap);
+    Output const o = run_dash(fmt::format("search {} --evaluations 32 --json{}", kSmall, cap));
+    REQUIRE(o.rc == 0);
+    json const j = json::parse(o.out);
+    std::int64_t const named = dash::sim::working_set(
+        p, dash::sim::make_strategy(j["best_named"].get<std::string>(), p, m), 16).max_bytes;
+    std::int64_t const asked =
+        *cap == 0 ? dash::sim::kDefaultLiveCap : (std::string(cap).ends_with(" 0") ? 0 : 1 << 19);
+    CHECK(j["live_cap_bytes"].get<std::int64_t>() == (asked == 0 ? 0 : std::max(asked, named)));
+    CHECK(j["live_bytes"].get<std::int64_t>() > 0);
+    if (asked > 0) CHECK(j["live_bytes"].get<std::int64_t>() <= j["live_cap_bytes"].get<std::int64_t>());
+    CHECK(j["over_live_cap"].get<std::int64_t>() >= 0);
+  }
 }
 
 TEST_CASE("cli: the Q tile defaults to the CUDA kernel's for the head dim; --tile-m overrides it",
@@ -308,6 +328,8 @@ TEST_CASE("cli: every bad input is one error line and exit code 2", "[cli]") {
       {fmt::format("simulate --schedule '{}' --strategy fa3", tmp / "wrong.json"), "excludes"},
       {"validate", "validate needs --schedule FILE"},
       {"compare --strategy fa3", "--strategy"},
+      {"search --live-cap -1", "--live-cap must be between 0 and 1e9 MiB"},
+      {"search --live-cap nan", "--live-cap must be between 0 and 1e9 MiB"},
       {"bounds --svg x.svg", "--svg"},
       {"nonsense", "nonsense"},
   };

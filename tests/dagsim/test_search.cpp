@@ -1,5 +1,10 @@
 // Search: the cheap evaluator agrees with simulate(), the search never loses to a named strategy,
 // is reproducible across thread counts, and certifies small instances.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "dagsim/core/error.h"
@@ -8,6 +13,7 @@
 #include "dagsim/model/bounds.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
+#include "dagsim/model/working_set.h"
 #include "dagsim/search/search.h"
 #include "dagsim/search/search_bound.h"
 #include "dagsim/search/search_exact.h"
@@ -293,6 +299,68 @@ TEST_CASE("search refuses bad options with a user error", "[search]") {
   bad = SearchOptions{};
   bad.budget_ms = -1;
   CHECK_THROWS_AS(search(p, m, default_model(p), bad), dash::UserError);
+  bad = SearchOptions{};
+  bad.max_live_bytes = -1;
+  CHECK_THROWS_AS(search(p, m, default_model(p), bad), dash::UserError);
+}
+
+TEST_CASE("the live cap keeps the search within the larger of it and the best named working set",
+          "[search]") {
+  // 16 heads of 1 MiB (Q and dO in bf16, fp32 dQ) on 24 SMs, causal: the uncapped search grows
+  // from a seed that starts every head at once (16 MiB live); symmetric-shift keeps 6 MiB live.
+  Problem const p = shape(2, 8, 1024, 1024, "causal");
+  Machine const m = machine_with_sms(24);
+  CostModel const cost = default_model(p);
+  auto const live = [&](Schedule const& s) { return working_set(p, s, m.sms).max_bytes; };
+  SearchOptions options;
+  options.max_evaluations = 64;
+  options.max_live_bytes = 0;
+  SearchResult const free = search(p, m, cost, options);
+  CHECK(free.live_cap == 0);
+  CHECK(free.stats.over_live_cap == 0);
+  std::int64_t const named_bytes = live(make_strategy(free.best_named, p, m, LaunchModel::kPersistent));
+  REQUIRE(free.live_bytes == live(free.schedule));
+  REQUIRE(free.live_bytes > named_bytes);  // the case is one the cap changes
+  for (std::int64_t const cap : {std::int64_t{1} << 20, named_bytes, free.live_bytes - 1}) {
+    options.max_live_bytes = cap;
+    SearchResult const r = search(p, m, cost, options);
+    CAPTURE(cap, r.live_cap, r.live_bytes, r.makespan, r.best_named_makespan);
+    CHECK(r.live_cap == std::max(cap, named_bytes));
+    CHECK(r.live_bytes == live(r.schedule));
+    CHECK(r.live_bytes <= r.live_cap);
+    CHECK(r.stats.over_live_cap > 0);
+    CHECK(r.makespan <= r.best_named_makespan);
+    CHECK(r.makespan >= free.makespan);  // a cap never makes the model's answer faster
+    REQUIRE_NOTHROW(validate(p, m, r.schedule));
+    CHECK(simulate(p, m, cost, r.schedule).makespan == r.makespan);
+    CHECK(r.stats.model_mismatch == 0);
+  }
+  // A cap at the uncapped answer's own working set changes nothing.
+  options.max_live_bytes = free.live_bytes;
+  SearchResult const same = search(p, m, cost, options);
+  CHECK(same.makespan == free.makespan);
+  CHECK(same.live_bytes == free.live_bytes);
+}
+
+TEST_CASE("windowed seeds keep few heads in progress", "[search]") {
+  Problem const p = shape(2, 8, 1024, 1024, "causal");
+  Machine const m = machine_with_sms(24);
+  PlanEvaluator ev(p, m, default_model(p));
+  std::int64_t plain = 0;
+  std::int64_t windowed = std::numeric_limits<std::int64_t>::max();
+  for (auto const& seed : list_schedule_seeds(ev, LaunchModel::kPersistent)) {
+    Schedule const s = ev.to_schedule(seed.plan, "seed");
+    REQUIRE_NOTHROW(validate(p, m, s));
+    int const heads = working_set(p, s, m.sms).max_heads;
+    CAPTURE(seed.name, heads);
+    if (seed.name.find("-w/") != std::string::npos) {
+      windowed = std::min<std::int64_t>(windowed, heads);
+    } else {
+      plain = std::max<std::int64_t>(plain, heads);
+    }
+  }
+  CHECK(plain == 16);
+  CHECK(windowed < plain);
 }
 
 TEST_CASE("packing bound under GQA counts each item's dK/dV epilogue", "[search]") {
