@@ -257,6 +257,7 @@ int dash_attn_make_schedule(char const* spec_text, char** out) {
       options.max_evaluations = spec.value("evaluations", std::int64_t{256});
       options.budget_ms = spec.value("budget_ms", std::int64_t{60'000});
       options.threads = std::clamp(spec.value("threads", 1), 1, 64);
+      options.max_live_bytes = spec.value("live_cap_bytes", sim::kDefaultLiveCap);
       if (options.max_evaluations < 1) dash::user_error("evaluations must be >= 1");
       sim::SearchResult r = sim::search(problem, machine, cost, options);
       result["makespan"] = r.makespan;

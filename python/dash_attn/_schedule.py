@@ -26,8 +26,12 @@ CACHE_ENV = "DASH_ATTN_CACHE_DIR"
 EVALS_ENV = "DASH_ATTN_SEARCH_EVALS"
 BUDGET_ENV = "DASH_ATTN_SEARCH_BUDGET_S"
 # Bumped whenever the spec, the entry format or the search's default model changes (2: each
-# kernel family's own rates): older entries are then simply not found.
-SPEC_VERSION = 2
+# kernel family's own rates; 3: the search's working-set cap and windowed seeds): older entries
+# are then simply not found.
+SPEC_VERSION = 3
+# The search keeps no schedule with more Q, dO and dQ accumulator live at once than this (or than
+# the best named strategy, if more): the H100 / H200 L2 (docs/search.md, "The live cap").
+LIVE_CAP_BYTES = 50 << 20
 DEFAULT_EVALUATIONS = 256  # dash bench's default for strategy "search"
 DEFAULT_BUDGET_S = 60.0
 
@@ -103,6 +107,7 @@ def search_spec(problem: dict, family: str, gpu: str, sms: int, evaluations: int
         "model": "default",
         "launch": "persistent",
         "evaluations": int(evaluations),
+        "live_cap_bytes": LIVE_CAP_BYTES,
     }
 
 
@@ -190,6 +195,7 @@ def searched_schedule(
             "strategy": "search",
             "model": spec["model"],
             "evaluations": spec["evaluations"],
+            "live_cap_bytes": spec["live_cap_bytes"],
             "budget_ms": int(budget * 1000),
             "threads": max(1, min(8, os.cpu_count() or 1)),
         }

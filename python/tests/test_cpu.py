@@ -250,6 +250,22 @@ def test_auto_is_the_modelled_best_named_strategy(cache_dir):
     assert (cache_dir / "schedules").exists()
 
 
+def test_search_spec_carries_the_live_cap():
+    problem = _schedule.problem_dict(batch=8, q_heads=16, kv_heads=16, seqlen_q=2048, seqlen_k=2048,
+                                     head_dim=128, mask="causal")
+    spec = _schedule.search_spec(problem, "sm90", "NVIDIA H200", 132, 32)
+    assert spec["live_cap_bytes"] == 50 << 20
+    query = {"problem": problem, "family": "sm90", "machine": {"name": "NVIDIA H200", "sms": 132},
+             "strategy": "search", "evaluations": 32}
+    capped = _lib.make_schedule({**query, "live_cap_bytes": spec["live_cap_bytes"]})
+    free = _lib.make_schedule({**query, "live_cap_bytes": 0})
+    # Uncapped, the search starts all 128 heads at once and the model rates that faster; capped,
+    # it keeps symmetric-shift's 17 heads (34 MiB), whose makespan it then reports.
+    assert free["makespan"] < capped["makespan"]
+    named = _lib.make_schedule({**query, "strategy": "symmetric-shift"})
+    assert capped["makespan"] <= named["makespan"]
+
+
 @pytest.mark.parametrize(
     "env, read, below, not_a_number, good, value",
     [
