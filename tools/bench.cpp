@@ -26,6 +26,7 @@
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/trace.h"
 #include "dagsim/model/validate.h"
+#include "dagsim/model/working_set.h"
 #include "dagsim/search/search.h"
 #include "tools/bench_device.h"
 #include "tools/bench_plan.h"
@@ -349,6 +350,7 @@ void run_bench(BenchOptions const& o) {
           r.predicted_makespan = pred.makespan;
           r.fa3_makespan = predictions.front().makespan;
         }
+        if (pred.schedule) r.live_bytes = sim::working_set(p, *pred.schedule, machine.sms).max_bytes;
         if (timer && refused.empty()) {
           Timing t = timer->time(mode, plan);
           r.ms = std::move(t.ms);

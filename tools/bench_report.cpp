@@ -171,6 +171,7 @@ nlohmann::json to_json(BenchRun const& run, std::vector<BenchRecord> const& reco
     j["predicted_makespan"] =
         r.predicted_makespan ? nlohmann::json(*r.predicted_makespan) : nlohmann::json();
     j["predicted_vs_fa3"] = optional_json(r.predicted_vs_fa3);
+    j["live_bytes"] = r.live_bytes ? nlohmann::json(*r.live_bytes) : nlohmann::json();
     j["measured_vs_fa3"] = optional_json(r.measured_vs_fa3);
     j["det_over_nondet"] = optional_json(r.det_over_nondet);
     list.push_back(std::move(j));

@@ -42,6 +42,9 @@ struct BenchRecord {
   // The model (deterministic schedules: the simulator has no arrival-order mode).
   std::optional<sim::Cycles> predicted_makespan;
   std::optional<sim::Cycles> fa3_makespan;  ///< fa3's prediction for the same shape
+  /// The schedule's working set (most bytes of Q, dO and dQ accumulator live at once; not in the
+  /// model's cost): set beside the measurement to see what the L2 does to it.
+  std::optional<std::int64_t> live_bytes;
   // Derived by derive_ratios.
   std::optional<double> det_over_nondet;   ///< det TFLOP/s / non-det TFLOP/s of this strategy
   std::optional<double> predicted_vs_fa3;  ///< fa3 makespan / this makespan

@@ -21,6 +21,7 @@
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/simulate.h"
+#include "dagsim/model/working_set.h"
 #include "dagsim/search/search.h"
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
@@ -153,6 +154,9 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
     CHECK(rec["measured"] == false);
     CHECK(rec["ms"].is_null());
     CHECK(rec["sms"] == 132);
+    std::string const name = rec["strategy"].get<std::string>();
+    CHECK(rec["live_bytes"].get<std::int64_t>() ==
+          dash::sim::working_set(p, dash::sim::make_strategy(name, p, machine), 132).max_bytes);
     if (rec["mode"] == "nondet") {
       CHECK(rec["predicted_makespan"].is_null());  // the simulator models ordered reductions only
       continue;
