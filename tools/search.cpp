@@ -52,7 +52,8 @@ sim::SearchOptions search_options(SearchCliOptions const& o, sim::LaunchModel la
   if (!(o.live_cap_mib >= 0.0) || o.live_cap_mib > 1e9) {
     user_error("--live-cap must be between 0 and 1e9 MiB, got {}", o.live_cap_mib);
   }
-  s.max_live_bytes = std::llround(o.live_cap_mib * (1 << 20));
+  // A positive cap stays a cap however small (at least one byte).
+  s.max_live_bytes = o.live_cap_mib > 0 ? std::max<std::int64_t>(1, std::llround(o.live_cap_mib * (1 << 20))) : 0;
   s.launch = launch;
   s.pair = o.pair;
   return s;

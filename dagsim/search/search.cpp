@@ -148,7 +148,9 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     std::vector<std::unique_ptr<LocalSearch>> streams;
     std::vector<std::string> origin(static_cast<std::size_t>(num_streams));
     for (int s = 0; s < num_streams; ++s) {
-      Candidate const& from = seeds[static_cast<std::size_t>(s) % std::min<std::size_t>(seeds.size(), 4)];
+      // No seed within the cap (every named strategy refused, the exact stage's plan kept): from it.
+      Candidate const& from =
+          seeds.empty() ? best : seeds[static_cast<std::size_t>(s) % std::min<std::size_t>(seeds.size(), 4)];
       std::uint64_t mix = options.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(s);
       streams.push_back(std::make_unique<LocalSearch>(evaluator, from.plan, from.cost, splitmix64(mix)));
       origin[static_cast<std::size_t>(s)] = from.origin;
