@@ -87,25 +87,21 @@ Case const& reference_case() {
   return instance;
 }
 
-void BM_simulate(benchmark::State& state) {
+/// simulate() of one of the reference case's schedules; its makespan and steps as counters.
+void time_simulate(benchmark::State& state, Schedule const& schedule) {
   Case const& c = reference_case();
   for (auto _ : state) {
-    SimResult result = simulate(c.problem, c.machine, c.cost, c.schedule);
+    SimResult result = simulate(c.problem, c.machine, c.cost, schedule);
     benchmark::DoNotOptimize(result.makespan);
     state.counters["makespan"] = static_cast<double>(result.makespan);
     state.counters["steps"] = static_cast<double>(result.steps);
   }
 }
+
+void BM_simulate(benchmark::State& state) { time_simulate(state, reference_case().schedule); }
 BENCHMARK(BM_simulate)->Unit(benchmark::kMillisecond);
 
-void BM_simulate_dynamic(benchmark::State& state) {
-  Case const& c = reference_case();
-  for (auto _ : state) {
-    SimResult result = simulate(c.problem, c.machine, c.cost, c.dynamic);
-    benchmark::DoNotOptimize(result.makespan);
-    state.counters["makespan"] = static_cast<double>(result.makespan);
-  }
-}
+void BM_simulate_dynamic(benchmark::State& state) { time_simulate(state, reference_case().dynamic); }
 BENCHMARK(BM_simulate_dynamic)->Unit(benchmark::kMillisecond);
 
 void BM_validate(benchmark::State& state) {

@@ -339,6 +339,8 @@ void run_bench(BenchOptions const& o) {
           refused = fmt::format("runtime: {}", e.what());
         }
       }
+      std::optional<std::int64_t> live_bytes;  // one per schedule, beside both modes
+      if (pred.schedule) live_bytes = sim::working_set(p, *pred.schedule, machine.sms).max_bytes;
       for (BenchMode mode : modes) {
         BenchRecord r;
         r.problem = p;
@@ -350,7 +352,7 @@ void run_bench(BenchOptions const& o) {
           r.predicted_makespan = pred.makespan;
           r.fa3_makespan = predictions.front().makespan;
         }
-        if (pred.schedule) r.live_bytes = sim::working_set(p, *pred.schedule, machine.sms).max_bytes;
+        r.live_bytes = live_bytes;
         if (timer && refused.empty()) {
           Timing t = timer->time(mode, plan);
           r.ms = std::move(t.ms);

@@ -106,7 +106,7 @@ nlohmann::json to_json(sim::SearchResult const& r) {
       {"kept", {{"improved", r.stats.improved}, {"equal", r.stats.equal}}},
       {"exact_nodes", r.stats.exact_nodes},
       {"live_cap_bytes", r.live_cap},
-      {"live_bytes", r.live_bytes},
+      {"live_bytes", r.working_set.max_bytes},
       {"over_live_cap", r.stats.over_live_cap},
       {"elapsed_ms", r.elapsed_ms},
       {"named", named},
@@ -151,18 +151,12 @@ void print_table(sim::SearchResult const& r, Resolved const& resolved) {
                    r.stats.worse));
   // Not in the model (docs/model.md, "Working set"): on the H200 schedules that keep more live than
   // the L2 ran slower than the model said.
-  auto const live = [&](sim::Schedule const& s) {
-    sim::WorkingSet const ws = sim::working_set(resolved.problem, s, resolved.machine.sms);
+  auto const live = [](sim::WorkingSet const& ws) {
     return fmt::format("{} heads, {:.1f} MiB", ws.max_heads, static_cast<double>(ws.max_bytes) / (1 << 20));
   };
-  std::string named_live;
-  try {
-    named_live = live(sim::make_strategy(r.best_named, resolved.problem, resolved.machine, resolved.launch));
-  } catch (UserError const& e) {
-    named_live = fmt::format("- ({})", e.what());
-  }
   line(fmt::format("working set   search {}; {} {} (most in progress at once; not in the model)",
-                   live(r.schedule), r.best_named, named_live));
+                   live(r.working_set), r.best_named.empty() ? "no named strategy" : r.best_named,
+                   r.best_named.empty() ? "-" : live(r.best_named_working_set)));
   line(r.live_cap > 0 ? fmt::format("live cap      {:.1f} MiB ({} candidates over it dropped)",
                                     static_cast<double>(r.live_cap) / (1 << 20), r.stats.over_live_cap)
                       : std::string("live cap      none"));

@@ -97,13 +97,13 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   }
 
   // The working-set cap (SearchOptions::max_live_bytes), never below the best named strategy's.
-  auto const live_bytes = [&](Schedule const& s) { return working_set(problem, s, machine.sms).max_bytes; };
+  auto const live = [&](Schedule const& s) { return working_set(problem, s, machine.sms); };
+  if (best_named) result.best_named_working_set = live(*best_named);
   if (options.max_live_bytes > 0) {
-    result.live_cap = options.max_live_bytes;
-    if (best_named) result.live_cap = std::max(result.live_cap, live_bytes(*best_named));
+    result.live_cap = std::max(options.max_live_bytes, result.best_named_working_set.max_bytes);
   }
   auto const fits = [&](Plan const& plan) {
-    if (result.live_cap == 0 || live_bytes(evaluator.to_schedule(plan, "")) <= result.live_cap) return true;
+    if (result.live_cap == 0 || live(evaluator.placement(plan)).max_bytes <= result.live_cap) return true;
     ++stats.over_live_cap;
     return false;
   };
@@ -250,7 +250,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   }
   if (!have_best && !best_named) user_error("search found no valid schedule for this problem");
   result.gap = gap_to_bound(result.makespan, result.lower_bound);
-  result.live_bytes = live_bytes(result.schedule);
+  result.working_set = live(result.schedule);
   if (result.makespan <= result.lower_bound) result.certificate = "bound met";
   result.optimal = !result.certificate.empty();
 

@@ -15,6 +15,7 @@
 #include "dagsim/core/schedule.h"
 #include "dagsim/core/units.h"
 #include "dagsim/model/bounds.h"
+#include "dagsim/model/working_set.h"
 #include "dagsim/model/cost_model.h"
 
 namespace dash::sim {
@@ -101,7 +102,8 @@ struct SearchResult {
   SearchStats stats;
   std::int64_t live_cap = 0;    ///< the cap applied (SearchOptions::max_live_bytes raised to the
                                 ///< best named strategy's working set); 0: none
-  std::int64_t live_bytes = 0;  ///< the schedule's working set (most live bytes at once)
+  WorkingSet working_set;             ///< the schedule's (working_set.h, `machine.sms` slots)
+  WorkingSet best_named_working_set;  ///< the best named strategy's; all zero when none ran
   double elapsed_ms = 0;
   std::optional<PairResult> pair;
 };

@@ -78,12 +78,17 @@ PlanCost PlanEvaluator::evaluate_detailed(Plan const& plan) {
 }
 
 Schedule PlanEvaluator::to_schedule(Plan const& plan, std::string const& strategy) {
-  Schedule schedule;
+  Schedule schedule = placement(plan);
   schedule.strategy = strategy;
-  schedule.launch = plan.launch;
   schedule.dq_order.assign(static_cast<std::size_t>(index_.num_dq_tiles()), {});
   if (problem_.is_gqa()) schedule.dkv_order.assign(static_cast<std::size_t>(index_.num_dkv_tiles()), {});
   run(plan, nullptr, &schedule);
+  return schedule;
+}
+
+Schedule PlanEvaluator::placement(Plan const& plan) const {
+  Schedule schedule;
+  schedule.launch = plan.launch;
   schedule.ctas.reserve(plan.ctas.size());
   for (auto const& list : plan.ctas) {
     Cta cta;

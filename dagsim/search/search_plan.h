@@ -60,6 +60,9 @@ class PlanEvaluator {
   PlanCost evaluate_detailed(Plan const& plan);
   /// The plan as a Schedule whose ranks are the first-come order of an evaluation.
   Schedule to_schedule(Plan const& plan, std::string const& strategy);
+  /// The plan's CTAs and launch model as a Schedule without ranks and without an evaluation:
+  /// enough for what depends on placement alone (working_set()).
+  [[nodiscard]] Schedule placement(Plan const& plan) const;
   /// The assignment and Q orders of a schedule (its ranks are dropped).
   [[nodiscard]] Plan from_schedule(Schedule const& schedule) const;
   /// DASH_ASSERTs the plan's coverage; for plans the search built (never user input).

@@ -264,6 +264,9 @@ def test_search_spec_carries_the_live_cap():
     assert free["makespan"] < capped["makespan"]
     named = _lib.make_schedule({**query, "strategy": "symmetric-shift"})
     assert capped["makespan"] <= named["makespan"]
+    # The spec's cap is the library's default (search.h, kDefaultLiveCap): a spec without the
+    # field searches the same space.
+    assert _lib.make_schedule(query)["document"] == capped["document"]
 
 
 @pytest.mark.parametrize(

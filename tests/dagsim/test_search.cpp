@@ -319,15 +319,16 @@ TEST_CASE("the live cap keeps the search within the larger of it and the best na
   CHECK(free.live_cap == 0);
   CHECK(free.stats.over_live_cap == 0);
   std::int64_t const named_bytes = live(make_strategy(free.best_named, p, m, LaunchModel::kPersistent));
-  REQUIRE(free.live_bytes == live(free.schedule));
-  REQUIRE(free.live_bytes > named_bytes);  // the case is one the cap changes
-  for (std::int64_t const cap : {std::int64_t{1} << 20, named_bytes, free.live_bytes - 1}) {
+  REQUIRE(free.working_set.max_bytes == live(free.schedule));
+  CHECK(free.best_named_working_set.max_bytes == named_bytes);
+  REQUIRE(free.working_set.max_bytes > named_bytes);  // the case is one the cap changes
+  for (std::int64_t const cap : {std::int64_t{1} << 20, named_bytes, free.working_set.max_bytes - 1}) {
     options.max_live_bytes = cap;
     SearchResult const r = search(p, m, cost, options);
-    CAPTURE(cap, r.live_cap, r.live_bytes, r.makespan, r.best_named_makespan);
+    CAPTURE(cap, r.live_cap, r.working_set.max_bytes, r.makespan, r.best_named_makespan);
     CHECK(r.live_cap == std::max(cap, named_bytes));
-    CHECK(r.live_bytes == live(r.schedule));
-    CHECK(r.live_bytes <= r.live_cap);
+    CHECK(r.working_set.max_bytes == live(r.schedule));
+    CHECK(r.working_set.max_bytes <= r.live_cap);
     CHECK(r.stats.over_live_cap > 0);
     CHECK(r.makespan <= r.best_named_makespan);
     CHECK(r.makespan >= free.makespan);  // a cap never makes the model's answer faster
@@ -336,10 +337,10 @@ TEST_CASE("the live cap keeps the search within the larger of it and the best na
     CHECK(r.stats.model_mismatch == 0);
   }
   // A cap at the uncapped answer's own working set changes nothing.
-  options.max_live_bytes = free.live_bytes;
+  options.max_live_bytes = free.working_set.max_bytes;
   SearchResult const same = search(p, m, cost, options);
   CHECK(same.makespan == free.makespan);
-  CHECK(same.live_bytes == free.live_bytes);
+  CHECK(same.working_set.max_bytes == free.working_set.max_bytes);
 }
 
 TEST_CASE("windowed seeds keep few heads in progress", "[search]") {
