@@ -133,7 +133,10 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     ExactResult exact = exact_search(evaluator, options.launch, have_best ? best.cost.makespan : 0,
                                      result.lower_bound);
     stats.exact_nodes += exact.nodes;
-    // The exhaustive space ignores the cap: its optimum certifies only where it fits.
+    // The exhaustive space ignores the cap: its optimum certifies only where it fits. (Its plans
+    // put one item per CTA, every head in progress at once, as the named strategies do on such
+    // problems, so with a named strategy the cap never refuses one; the guard is for a problem
+    // every named strategy refused.)
     bool const exact_fits = !exact.plan || fits(*exact.plan);
     if (exact.plan && exact_fits && (!have_best || exact.makespan < best.cost.makespan)) {
       best = Candidate{"exact", std::move(*exact.plan), measure(evaluator, *exact.plan)};

@@ -11,6 +11,7 @@
 #include "dagsim/core/rng.h"
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/bounds.h"
+#include "dagsim/model/profile.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
 #include "dagsim/model/working_set.h"
@@ -246,6 +247,45 @@ TEST_CASE("search certifies small instances optimal", "[search]") {
       CHECK(r.optimal);
       CHECK(!r.certificate.empty());
       CHECK(r.makespan <= r.best_named_makespan);
+    }
+  }
+}
+
+TEST_CASE("the live cap costs small instances neither their answer nor their certificate",
+          "[search]") {
+  // The exact stage places one item per CTA, so every head is in progress at the first clock; so
+  // does every named strategy on these problems, and the cap is never below the best named
+  // strategy's working set. A cap of one byte must therefore leave the exact stage's plan and its
+  // certificate in place. Head dim 64, a one-tile window, the sm90 family's rates: with Q tiles of
+  // 64 rows the exact stage finds a plan better than every seed, with 128 it certifies a seed
+  // (checked first, so the case keeps covering both).
+  for (int tile_m : {64, 128}) {
+    for (int heads : {1, 2, 3}) {
+      for (int kv : {2, 3, 4}) {
+        Problem p = shape(1, heads, kv * 128, kv * 128, "window:128,0");
+        p.head_dim = 64;
+        p.tile_m = tile_m;
+        Machine const m = machine_with_sms(12);
+        CostModel const cost = default_model(p, *builtin_profile().rates_for("sm90"));
+        SearchOptions options;
+        options.max_evaluations = 500;
+        options.max_live_bytes = 0;
+        SearchResult const free = search(p, m, cost, options);
+        options.max_live_bytes = 1;
+        SearchResult const capped = search(p, m, cost, options);
+        CAPTURE(tile_m, heads, kv, free.origin, capped.origin, free.makespan, capped.makespan,
+                capped.live_cap, capped.certificate);
+        if (tile_m == 64) {
+          REQUIRE(free.origin == "exact");
+        } else {
+          REQUIRE(free.certificate.starts_with("exhaustive"));
+        }
+        CHECK(capped.live_cap == free.best_named_working_set.max_bytes);
+        CHECK(capped.working_set.max_bytes <= capped.live_cap);
+        CHECK(capped.origin == free.origin);
+        CHECK(capped.makespan == free.makespan);
+        CHECK(capped.certificate == free.certificate);
+      }
     }
   }
 }
