@@ -14,5 +14,6 @@ void setup_generate(CLI::App& app);
 void setup_bench(CLI::App& app);
 void setup_calibrate(CLI::App& app);
 void setup_fidelity(CLI::App& app);
+void setup_probe(CLI::App& app);
 
 }  // namespace dash::cli

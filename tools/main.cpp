@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   dash::cli::setup_bench(app);
   dash::cli::setup_calibrate(app);
   dash::cli::setup_fidelity(app);
+  dash::cli::setup_probe(app);
   try {
     // CLI11 would only say "A subcommand is required" for a misspelt one; name it instead.
     if (argc > 1 && argv[1][0] != '-') {

@@ -1,0 +1,154 @@
+#include "dagsim/model/handoff.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "dagsim/core/error.h"
+#include "dagsim/core/json_input.h"
+
+namespace dash::sim {
+namespace {
+
+std::int64_t median_of(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  std::size_t const mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  return v[mid];  // the upper middle of an even count: an integer, as the model's time is
+}
+
+}  // namespace
+
+HandoffSummary summarize(HandoffMatrix const& m) {
+  if (m.sms < 2) user_error("hand-off matrix: needs at least 2 SMs, got {}", m.sms);
+  auto const n = static_cast<std::size_t>(m.sms);
+  if (m.one_way.size() != n * n) {
+    user_error("hand-off matrix: {} entries for {} SMs (expected {})", m.one_way.size(), m.sms,
+               n * n);
+  }
+  if (m.smid.size() != n) user_error("hand-off matrix: {} SM ids for {} SMs", m.smid.size(), m.sms);
+  HandoffSummary s;
+  std::vector<std::int64_t> all;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) {
+      std::int64_t const v = m.one_way[a * n + b];
+      if (v < 0) user_error("hand-off matrix: negative latency {} at ({}, {})", v, a, b);
+      if (a == b || v == 0) continue;
+      all.push_back(v);
+    }
+  }
+  if (all.empty()) user_error("hand-off matrix: no pair was measured");
+  s.pairs = static_cast<std::int64_t>(all.size());
+  s.min = *std::min_element(all.begin(), all.end());
+  s.max = *std::max_element(all.begin(), all.end());
+  s.median = median_of(all);
+
+  // Two groups by the pairs: each SM joins the group it hands off to faster on average (both
+  // directions of a pair averaged), from a split at the mean latency to the first SM, until no SM
+  // moves (at most 100 passes: deterministic).
+  auto pair = [&](std::size_t a, std::size_t b) -> double {
+    std::int64_t const x = m.one_way[a * n + b];
+    std::int64_t const y = m.one_way[b * n + a];
+    if (x > 0 && y > 0) return 0.5 * static_cast<double>(x + y);
+    return static_cast<double>(std::max(x, y));  // 0: not measured either way
+  };
+  std::vector<int> g(n, 0);
+  {
+    std::vector<double> to_first;
+    for (std::size_t b = 1; b < n; ++b) {
+      if (pair(0, b) > 0) to_first.push_back(pair(0, b));
+    }
+    double cut = 0.0;  // their mean
+    for (double const v : to_first) cut += v / static_cast<double>(to_first.size());
+    for (std::size_t b = 1; b < n; ++b) g[b] = pair(0, b) > cut ? 1 : 0;
+  }
+  for (int pass = 0; pass < 100; ++pass) {
+    std::vector<int> next(g);
+    for (std::size_t a = 0; a < n; ++a) {
+      double sum[2] = {0, 0};
+      int count[2] = {0, 0};
+      for (std::size_t b = 0; b < n; ++b) {
+        double const v = a == b ? 0.0 : pair(a, b);
+        if (v <= 0) continue;
+        sum[g[b]] += v;
+        ++count[g[b]];
+      }
+      if (count[0] > 0 && count[1] > 0) next[a] = sum[1] / count[1] < sum[0] / count[0] ? 1 : 0;
+    }
+    if (next == g) break;
+    g = next;
+  }
+  std::vector<std::int64_t> classes[3];  // within 0, within 1, across
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) {
+      std::int64_t const v = m.one_way[a * n + b];
+      if (a == b || v == 0) continue;
+      classes[g[a] != g[b] ? 2 : g[a]].push_back(v);
+    }
+  }
+  std::vector<std::int64_t> within(classes[0]);
+  within.insert(within.end(), classes[1].begin(), classes[1].end());
+  bool const split =
+      !classes[2].empty() && !within.empty() &&
+      static_cast<double>(median_of(classes[2])) >= 1.1 * static_cast<double>(median_of(within));
+  if (split) {
+    s.group = g;
+    s.within0 = median_of(classes[0]);
+    s.within1 = median_of(classes[1]);
+    s.across = median_of(classes[2]);
+  } else {
+    s.group.assign(n, 0);
+    s.within0 = s.median;
+  }
+  s.group1_sms = static_cast<int>(std::count(s.group.begin(), s.group.end(), 1));
+  return s;
+}
+
+HandoffMatrix handoff_from_json(std::string const& text) {
+  nlohmann::json const j = parse_user_json(text, 4);
+  if (!j.is_object()) user_error("a probe matrix must be a JSON object");
+  auto integer = [&](char const* key, std::int64_t lo, std::int64_t hi) {
+    if (!j.contains(key) || !j[key].is_number_integer())
+      user_error("probe matrix: \"{}\" must be an integer", key);
+    auto const v = j[key].get<std::int64_t>();
+    if (v < lo || v > hi)
+      user_error("probe matrix: \"{}\" must be in {}..{}, got {}", key, lo, hi, v);
+    return v;
+  };
+  HandoffMatrix m;
+  m.sms = static_cast<int>(integer("sms", 2, 1024));
+  m.rounds = static_cast<int>(integer("rounds", 1, 256));
+  if (!j.contains("clock_mhz") || !j["clock_mhz"].is_number() || j["clock_mhz"].get<double>() < 0 ||
+      j["clock_mhz"].get<double>() > 100000) {
+    user_error("probe matrix: \"clock_mhz\" must be a number in 0..100000");
+  }
+  m.clock_mhz = j["clock_mhz"].get<double>();
+  if (!j.contains("device") || !j["device"].is_string())
+    user_error("probe matrix: \"device\" must be a string");
+  m.device = j["device"].get<std::string>().substr(0, 256);
+  auto const n = static_cast<std::size_t>(m.sms);
+  auto ints = [&](char const* key, std::size_t count, std::int64_t lo, std::int64_t hi) {
+    if (!j.contains(key) || !j[key].is_array() || j[key].size() != count) {
+      user_error("probe matrix: \"{}\" must be an array of {} integers", key, count);
+    }
+    std::vector<std::int64_t> out;
+    out.reserve(count);
+    for (auto const& v : j[key]) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi) {
+        user_error("probe matrix: \"{}\" holds an entry that is not an integer in {}..{}", key, lo,
+                   hi);
+      }
+      out.push_back(v.get<std::int64_t>());
+    }
+    return out;
+  };
+  for (std::int64_t const id : ints("smid", n, 0, 1 << 20)) m.smid.push_back(static_cast<int>(id));
+  m.one_way = ints("one_way_cycles", n * n, 0, std::int64_t{1} << 40);
+  return m;
+}
+
+HandoffMatrix read_handoff_file(std::string const& path) {
+  return read_user_document(path, "probe matrix", std::uintmax_t{32} << 20,
+                            [](std::string const& text) { return handoff_from_json(text); });
+}
+
+}  // namespace dash::sim

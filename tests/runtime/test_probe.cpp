@@ -1,0 +1,43 @@
+// dash probe's measurement on the GPU: every pair of SMs measured once, latencies in a plausible
+// range, the SM ids distinct, the clock measured; bad rounds refused.
+#include <algorithm>
+#include <cstdint>
+
+#include <catch2/catch.hpp>
+
+#include "dagsim/core/error.h"
+#include "runtime/handoff_probe.h"
+
+TEST_CASE("probe: the ticket hand-off between every pair of SMs", "[probe]") {
+  dash::sim::HandoffMatrix const m = dash::rt::probe_handoff(8);
+  REQUIRE(m.sms >= 2);
+  auto const n = static_cast<std::size_t>(m.sms);
+  REQUIRE(m.one_way.size() == n * n);
+  REQUIRE(m.smid.size() == n);
+  CHECK(std::adjacent_find(m.smid.begin(), m.smid.end()) == m.smid.end());
+  CHECK(std::is_sorted(m.smid.begin(), m.smid.end()));
+  std::size_t measured = 0;
+  for (std::size_t a = 0; a < n; ++a) {
+    CHECK(m.one_way[a * n + a] == 0);
+    for (std::size_t b = 0; b < n; ++b) {
+      if (a == b || m.one_way[a * n + b] == 0) continue;
+      ++measured;
+      // A hand-off through L2 takes hundreds of cycles, not tens, and not a millisecond.
+      CHECK(m.one_way[a * n + b] > 50);
+      CHECK(m.one_way[a * n + b] < 1'000'000);
+    }
+  }
+  // Rows go by the SM each launch's pinger ran on; the hardware keeps CTA k on one SM from launch
+  // to launch on an idle GPU, so every pair is measured.
+  CHECK(measured == n * (n - 1));
+  CHECK(m.clock_mhz > 500);
+  CHECK(m.clock_mhz < 4000);
+  dash::sim::HandoffSummary const s = dash::sim::summarize(m);
+  CHECK(s.min <= s.median);
+  CHECK(s.median <= s.max);
+}
+
+TEST_CASE("probe: rounds out of range are refused", "[probe]") {
+  CHECK_THROWS_AS(dash::rt::probe_handoff(0), dash::UserError);
+  CHECK_THROWS_AS(dash::rt::probe_handoff(257), dash::UserError);
+}
