@@ -11,7 +11,7 @@ struct HandoffProbeState {
   int* ticket;        ///< the one ticket word of the ping-pong
   int* failed;        ///< set on a timeout (zeroed before each launch)
   int* smid;          ///< [cta] its SM
-  long long* result;  ///< [cta]: one-way cycles from the pinger to it (the pinger's row)
+  long long* result;  ///< [cta]: one-way cycles from the pinger's SM to its (the pinger's row)
   long long* clock;   ///< [2]: the pinger's clock64 and %globaltimer spans
 };
 
@@ -23,8 +23,9 @@ inline constexpr std::uint64_t kHandoffTimeoutNs = 5'000'000'000ULL;
 
 /// The kernel's address (for the shared-memory opt-in and the occupancy query).
 void const* handoff_kernel_address();
-/// One launch of `ctas` CTAs (one per SM): with pinger < 0 each CTA only records its SM; else CTA
-/// `pinger` plays `rounds` round trips with every other CTA. Asynchronous on the default stream.
-void launch_handoff(HandoffProbeState const& state, int ctas, int pinger, int rounds);
+/// One launch of `ctas` CTAs (one per SM): with pinger_smid < 0 each CTA only records its SM; else
+/// the CTA on SM `pinger_smid` plays `rounds` round trips with every other CTA. Asynchronous on the
+/// default stream.
+void launch_handoff(HandoffProbeState const& state, int ctas, int pinger_smid, int rounds);
 
 }  // namespace dash::rt

@@ -27,6 +27,12 @@ sim::HandoffMatrix probe_handoff(int rounds) {
   cudaDeviceProp prop{};
   DASH_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   int const ctas = prop.multiProcessorCount;
+  if (prop.sharedMemPerBlockOptin < static_cast<std::size_t>(kHandoffSmem) || ctas < 2) {
+    user_error(
+        "probe: this GPU ({}, {} SMs, {} KB of shared memory per block) cannot run one probe CTA "
+        "per SM",
+        prop.name, ctas, prop.sharedMemPerBlockOptin / 1024);
+  }
   opt_in_dynamic_smem(handoff_kernel_address(), kHandoffSmem);
   int per_sm = 0;
   DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, handoff_kernel_address(),
@@ -55,9 +61,10 @@ sim::HandoffMatrix probe_handoff(int rounds) {
   std::vector<long long> row(n);
   long long cycles = 0;
   long long ns = 0;
-  auto launch = [&](int pinger) {
+  auto launch = [&](int pinger_smid) {
     DASH_CUDA_CHECK(cudaMemset(s.arrived, 0, 3 * sizeof(int)));
-    launch_handoff(s, ctas, pinger, rounds);
+    DASH_CUDA_CHECK(cudaMemset(s.result, 0, n * sizeof(long long)));
+    launch_handoff(s, ctas, pinger_smid, rounds);
     DASH_CUDA_CHECK(cudaDeviceSynchronize());
     int failed = 0;
     DASH_CUDA_CHECK(cudaMemcpy(&failed, s.failed, sizeof(int), cudaMemcpyDeviceToHost));
@@ -69,9 +76,8 @@ sim::HandoffMatrix probe_handoff(int rounds) {
     }
     DASH_CUDA_CHECK(cudaMemcpy(smid.data(), s.smid, n * sizeof(int), cudaMemcpyDeviceToHost));
   };
-  // Rows by SM id: CTA k of a launch may sit on another SM than CTA k of the next, so each
-  // launch's row goes to the row of the SM its pinger ran on, and its entries to their SMs'
-  // columns.
+  // Rows by SM id: the pinger is the CTA on SM ids[a] (whichever CTA the hardware put there), and
+  // each entry goes to the column of the SM its CTA ran on in that launch.
   launch(-1);
   std::vector<int> ids(smid);
   std::sort(ids.begin(), ids.end());
@@ -81,21 +87,22 @@ sim::HandoffMatrix probe_handoff(int rounds) {
   auto index_of = [&](int id) {
     return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
   };
-  for (int p = 0; p < ctas; ++p) {
-    launch(p);
+  for (std::size_t a = 0; a < n; ++a) {
+    launch(ids[a]);
+    std::vector<int> sorted(smid);
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != ids) user_error("probe: the GPU's SMs changed between launches");
     DASH_CUDA_CHECK(
         cudaMemcpy(row.data(), s.result, n * sizeof(long long), cudaMemcpyDeviceToHost));
     long long span[2] = {0, 0};
     DASH_CUDA_CHECK(cudaMemcpy(span, s.clock, sizeof(span), cudaMemcpyDeviceToHost));
     cycles += span[0];
     ns += span[1];
-    std::vector<int> sorted(smid);
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted != ids) user_error("probe: the GPU's SMs changed between launches");
-    std::size_t const a = index_of(smid[static_cast<std::size_t>(p)]);
-    for (std::size_t b = 0; b < n; ++b) {
-      if (static_cast<int>(b) == p) continue;
-      m.one_way[a * n + index_of(smid[b])] = row[b];
+    for (std::size_t k = 0; k < n; ++k) {
+      if (smid[k] == ids[a]) continue;
+      if (row[k] <= 0)
+        user_error("probe: no latency measured from SM {} to SM {}", ids[a], smid[k]);
+      m.one_way[a * n + index_of(smid[k])] = row[k];
     }
   }
   m.clock_mhz = ns > 0 ? static_cast<double>(cycles) * 1000.0 / static_cast<double>(ns) : 0.0;

@@ -23,6 +23,9 @@
 namespace dash::cli {
 namespace {
 
+/// What a probe adds to a family's `source` in --out (everything from it on is the probe's).
+constexpr char const* kProbeNote = "; latency from dash probe ";
+
 struct ProbeOptions {
   int rounds = 32;
   std::string profile;  ///< the base of --out (default: the built-in one)
@@ -55,7 +58,7 @@ void run_probe(CLI::App const& sub, ProbeOptions const& o) {
 
   if (sub.count("--out") > 0) {
     std::string const source = fmt::format(
-        "latency: dash probe {} on {} ({} SMs, {:.0f} MHz): median one-way ticket hand-off of {} "
+        "{} on {} ({} SMs, {:.0f} MHz): median one-way ticket hand-off of {} "
         "SM "
         "pairs, {} round trips each (two groups of {} and {} SMs: within {} / {}, across {} "
         "cycles)",
@@ -63,12 +66,19 @@ void run_probe(CLI::App const& sub, ProbeOptions const& o) {
         s.group1_sms, s.within0, s.within1, s.across);
     for (auto& f : profile.families) {
       f.rates.latency = s.median;
-      f.source += "; " + source;
+      // An earlier probe's note is replaced, not added to.
+      std::size_t const earlier = f.source.find(kProbeNote);
+      if (earlier != std::string::npos) f.source.erase(earlier);
+      f.source += kProbeNote + source;
     }
     if (sub.count("--gpu") > 0) profile.gpu = o.gpu;
     profile.sms = m.sms;
     profile.clock_mhz = static_cast<int>(std::lround(m.clock_mhz));
-    sim::write_file_atomic(o.out, sim::to_json(profile));
+    // Only a profile the other subcommands take is written (a latency or clock out of the
+    // profile's ranges, a name too long: one error instead).
+    std::string const text = sim::to_json(profile);
+    (void)sim::profile_from_json(text, rt::kFamilyNames);
+    sim::write_file_atomic(o.out, text);
   }
 
   if (o.json) {

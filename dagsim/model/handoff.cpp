@@ -26,6 +26,12 @@ HandoffSummary summarize(HandoffMatrix const& m) {
                n * n);
   }
   if (m.smid.size() != n) user_error("hand-off matrix: {} SM ids for {} SMs", m.smid.size(), m.sms);
+  {
+    std::vector<int> ids(m.smid);
+    std::sort(ids.begin(), ids.end());
+    if (std::adjacent_find(ids.begin(), ids.end()) != ids.end())
+      user_error("hand-off matrix: an SM id appears twice");
+  }
   HandoffSummary s;
   std::vector<std::int64_t> all;
   for (std::size_t a = 0; a < n; ++a) {
@@ -43,7 +49,7 @@ HandoffSummary summarize(HandoffMatrix const& m) {
   s.median = median_of(all);
 
   // Two groups by the pairs: each SM joins the group it hands off to faster on average (both
-  // directions of a pair averaged), from a split at the mean latency to the first SM, until no SM
+  // directions of a pair averaged), from a split at the median latency to the first SM, until no SM
   // moves (at most 100 passes: deterministic).
   auto pair = [&](std::size_t a, std::size_t b) -> double {
     std::int64_t const x = m.one_way[a * n + b];
@@ -57,25 +63,35 @@ HandoffSummary summarize(HandoffMatrix const& m) {
     for (std::size_t b = 1; b < n; ++b) {
       if (pair(0, b) > 0) to_first.push_back(pair(0, b));
     }
-    double cut = 0.0;  // their mean
-    for (double const v : to_first) cut += v / static_cast<double>(to_first.size());
-    for (std::size_t b = 1; b < n; ++b) g[b] = pair(0, b) > cut ? 1 : 0;
+    // At or above their (upper) median: with two groups of about equal size, the first of the
+    // other group's latencies; one stray latency moves it little.
+    std::sort(to_first.begin(), to_first.end());
+    double const cut = to_first.empty() ? 0.0 : to_first[to_first.size() / 2];
+    for (std::size_t b = 1; b < n; ++b) g[b] = pair(0, b) > 0 && pair(0, b) >= cut ? 1 : 0;
   }
+  // One SM at a time, each against the medians (not means: one stray entry does not move it) of
+  // its latencies to the two groups as they stand.
   for (int pass = 0; pass < 100; ++pass) {
-    std::vector<int> next(g);
+    bool moved = false;
     for (std::size_t a = 0; a < n; ++a) {
-      double sum[2] = {0, 0};
-      int count[2] = {0, 0};
+      std::vector<double> to[2];
       for (std::size_t b = 0; b < n; ++b) {
         double const v = a == b ? 0.0 : pair(a, b);
-        if (v <= 0) continue;
-        sum[g[b]] += v;
-        ++count[g[b]];
+        if (v > 0) to[g[b]].push_back(v);
       }
-      if (count[0] > 0 && count[1] > 0) next[a] = sum[1] / count[1] < sum[0] / count[0] ? 1 : 0;
+      if (to[0].empty() || to[1].empty()) continue;
+      for (auto& v : to)
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      int const want = to[1][to[1].size() / 2] < to[0][to[0].size() / 2] ? 1 : 0;
+      if (want != g[a]) {
+        g[a] = want;
+        moved = true;
+      }
     }
-    if (next == g) break;
-    g = next;
+    if (!moved) break;
+  }
+  if (g[0] == 1) {  // the first SM's group is group 0
+    for (int& x : g) x = 1 - x;
   }
   std::vector<std::int64_t> classes[3];  // within 0, within 1, across
   for (std::size_t a = 0; a < n; ++a) {

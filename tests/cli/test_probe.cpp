@@ -36,18 +36,18 @@ namespace {
 
 /// A probe document of 4 SMs (ids 0, 2, 4, 6): SMs 0 and 4 in one group, 2 and 6 in the other;
 /// 1000 cycles within a group, 1300 across.
-std::string four_sms() {
+std::string four_sms(double clock_mhz = 1500.0, int across = 1300) {
   std::string lat;
   for (int a = 0; a < 4; ++a) {
     for (int b = 0; b < 4; ++b) {
-      int const v = a == b ? 0 : (a % 2 == b % 2 ? 1000 : 1300);
+      int const v = a == b ? 0 : (a % 2 == b % 2 ? 1000 : across);
       lat += fmt::format("{}{}", lat.empty() ? "" : ",", v);
     }
   }
   return fmt::format(
-      R"({{"device": "test GPU", "sms": 4, "rounds": 8, "clock_mhz": 1500.0, "smid": [0, 2, 4, 6], )"
+      R"({{"device": "test GPU", "sms": 4, "rounds": 8, "clock_mhz": {}, "smid": [0, 2, 4, 6], )"
       R"("one_way_cycles": [{}]}})",
-      lat);
+      clock_mhz, lat);
 }
 
 }  // namespace
@@ -107,4 +107,24 @@ TEST_CASE("probe: a malformed matrix is one error line and no profile", "[cli][p
       "no pair was measured");
   check_user_error(run_dash(fmt::format("probe --matrix '{}'", t / "missing.json")),
                    "missing.json");
+}
+
+TEST_CASE("probe: --out writes only a profile the other subcommands take", "[cli][probe]") {
+  dash::test::Scratch const t;
+  std::string const out = t / "p.json";
+  // A clock that rounds to 0 MHz, a latency above the profile's range: refused, nothing written.
+  std::string const slow = t.write("slow.json", four_sms(0.2));
+  check_user_error(run_dash(fmt::format("probe --matrix '{}' --out '{}'", slow, out)), "clock_mhz");
+  std::string const far = t.write("far.json", four_sms(1500.0, 2000000000));
+  check_user_error(run_dash(fmt::format("probe --matrix '{}' --out '{}'", far, out)), "latency");
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Probing into the profile it starts from again and again replaces the probe's note.
+  std::string const matrix = t.write("m.json", four_sms());
+  REQUIRE(run_dash(fmt::format("probe --matrix '{}' --out '{}'", matrix, out)).rc == 0);
+  std::string const once = dash::test::slurp(out);
+  for (int k = 0; k < 3; ++k) {
+    REQUIRE(run_dash(fmt::format("probe --matrix '{}' --profile '{}' --out '{}'", matrix, out, out))
+                .rc == 0);
+  }
+  CHECK(dash::test::slurp(out) == once);
 }

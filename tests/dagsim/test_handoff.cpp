@@ -51,6 +51,19 @@ TEST_CASE("hand-off summary finds the two groups of SMs and the class medians", 
   CHECK(s.across <= 1340);
 }
 
+TEST_CASE("hand-off summary: one stray entry moves no SM", "[handoff]") {
+  auto const odd_pairs = [](int a) { return a % 4 >= 2; };
+  for (int stray = 1; stray < 12; ++stray) {
+    HandoffMatrix m = synthetic(12, odd_pairs, 40);
+    m.one_way[static_cast<std::size_t>(stray)] = 20000;  // (0, stray)
+    HandoffSummary const s = summarize(m);
+    CAPTURE(stray);
+    CHECK(s.group1_sms == 6);
+    for (int a = 0; a < 12; ++a)
+      CHECK(s.group[static_cast<std::size_t>(a)] == (odd_pairs(a) ? 1 : 0));
+  }
+}
+
 TEST_CASE("hand-off summary keeps one group when the SMs are alike", "[handoff]") {
   HandoffSummary const s = summarize(synthetic(
       8, [](int) { return false; }, 50));

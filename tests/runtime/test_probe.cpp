@@ -1,5 +1,5 @@
-// dash probe's measurement on the GPU: every pair of SMs measured once, latencies in a plausible
-// range, the SM ids distinct, the clock measured; bad rounds refused.
+// dash probe's measurement on the GPU: every pair of SMs measured, latencies in a plausible range,
+// the clock measured; bad rounds refused.
 #include <algorithm>
 #include <cstdint>
 
@@ -14,8 +14,6 @@ TEST_CASE("probe: the ticket hand-off between every pair of SMs", "[probe]") {
   auto const n = static_cast<std::size_t>(m.sms);
   REQUIRE(m.one_way.size() == n * n);
   REQUIRE(m.smid.size() == n);
-  CHECK(std::adjacent_find(m.smid.begin(), m.smid.end()) == m.smid.end());
-  CHECK(std::is_sorted(m.smid.begin(), m.smid.end()));
   std::size_t measured = 0;
   for (std::size_t a = 0; a < n; ++a) {
     CHECK(m.one_way[a * n + a] == 0);
@@ -27,8 +25,8 @@ TEST_CASE("probe: the ticket hand-off between every pair of SMs", "[probe]") {
       CHECK(m.one_way[a * n + b] < 1'000'000);
     }
   }
-  // Rows go by the SM each launch's pinger ran on; the hardware keeps CTA k on one SM from launch
-  // to launch on an idle GPU, so every pair is measured.
+  // Each launch's pinger is the CTA on the row's SM, wherever the hardware put the CTAs: every
+  // pair is measured.
   CHECK(measured == n * (n - 1));
   CHECK(m.clock_mhz > 500);
   CHECK(m.clock_mhz < 4000);
