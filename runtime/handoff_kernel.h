@@ -3,6 +3,8 @@
 // (nvcc compiles it), so the checks and messages live in handoff_probe.cpp.
 #include <cstdint>
 
+#include "dagsim/model/handoff.h"
+
 namespace dash::rt {
 
 /// Device pointers of one probe launch.
@@ -15,7 +17,7 @@ struct HandoffProbeState {
   long long* clock;   ///< [2]: the pinger's clock64 and %globaltimer spans
 };
 
-inline constexpr int kHandoffMaxRounds = 256;
+inline constexpr int kHandoffMaxRounds = sim::kMaxHandoffRounds;
 /// Enough dynamic shared memory that no SM holds two CTAs: the grid is one CTA per SM.
 inline constexpr int kHandoffSmem = 120 * 1024;
 /// A wait longer than this ends the probe (the CTAs are not all resident, or a bug).

@@ -47,7 +47,9 @@ sim::HandoffMatrix measure(int rounds) {
 }
 
 void run_probe(CLI::App const& sub, ProbeOptions const& o) {
-  if (o.rounds < 1 || o.rounds > 256) user_error("--rounds must be in 1..256, got {}", o.rounds);
+  if (o.rounds < 1 || o.rounds > sim::kMaxHandoffRounds) {
+    user_error("--rounds must be in 1..{}, got {}", sim::kMaxHandoffRounds, o.rounds);
+  }
   if (sub.count("--out") > 0) check_writable(o.out, "--out");
   sim::MachineProfile profile = sub.count("--profile") > 0
                                     ? sim::read_profile_file(o.profile, rt::kFamilyNames)
@@ -58,10 +60,8 @@ void run_probe(CLI::App const& sub, ProbeOptions const& o) {
 
   if (sub.count("--out") > 0) {
     std::string const source = fmt::format(
-        "{} on {} ({} SMs, {:.0f} MHz): median one-way ticket hand-off of {} "
-        "SM "
-        "pairs, {} round trips each (two groups of {} and {} SMs: within {} / {}, across {} "
-        "cycles)",
+        "{} on {} ({} SMs, {:.0f} MHz): median one-way ticket hand-off of {} SM pairs, {} round "
+        "trips each (two groups of {} and {} SMs: within {} / {}, across {} cycles)",
         utc_now("%Y-%m-%d"), m.device, m.sms, m.clock_mhz, s.pairs, m.rounds, m.sms - s.group1_sms,
         s.group1_sms, s.within0, s.within1, s.across);
     for (auto& f : profile.families) {

@@ -48,9 +48,9 @@ HandoffSummary summarize(HandoffMatrix const& m) {
   s.max = *std::max_element(all.begin(), all.end());
   s.median = median_of(all);
 
-  // Two groups by the pairs: each SM joins the group it hands off to faster on average (both
-  // directions of a pair averaged), from a split at the median latency to the first SM, until no SM
-  // moves (at most 100 passes: deterministic).
+  // Two groups by the pairs (both directions of a pair averaged): from a split at the median
+  // latency to the first SM, each SM in turn joins the group its median latency to is lower,
+  // until none moves (at most 100 passes: deterministic).
   auto pair = [&](std::size_t a, std::size_t b) -> double {
     std::int64_t const x = m.one_way[a * n + b];
     std::int64_t const y = m.one_way[b * n + a];
@@ -69,8 +69,7 @@ HandoffSummary summarize(HandoffMatrix const& m) {
     double const cut = to_first.empty() ? 0.0 : to_first[to_first.size() / 2];
     for (std::size_t b = 1; b < n; ++b) g[b] = pair(0, b) > 0 && pair(0, b) >= cut ? 1 : 0;
   }
-  // One SM at a time, each against the medians (not means: one stray entry does not move it) of
-  // its latencies to the two groups as they stand.
+  // Medians, not means: one stray entry does not move an SM.
   for (int pass = 0; pass < 100; ++pass) {
     bool moved = false;
     for (std::size_t a = 0; a < n; ++a) {
@@ -132,7 +131,7 @@ HandoffMatrix handoff_from_json(std::string const& text) {
   };
   HandoffMatrix m;
   m.sms = static_cast<int>(integer("sms", 2, 1024));
-  m.rounds = static_cast<int>(integer("rounds", 1, 256));
+  m.rounds = static_cast<int>(integer("rounds", 1, kMaxHandoffRounds));
   if (!j.contains("clock_mhz") || !j["clock_mhz"].is_number() || j["clock_mhz"].get<double>() < 0 ||
       j["clock_mhz"].get<double>() > 100000) {
     user_error("probe matrix: \"clock_mhz\" must be a number in 0..100000");

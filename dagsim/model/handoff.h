@@ -9,6 +9,9 @@
 
 namespace dash::sim {
 
+/// Round trips per SM pair a probe takes at most (its kernel keeps them to take their median).
+inline constexpr int kMaxHandoffRounds = 256;
+
 /// A measured matrix: `one_way[a * sms + b]`, cycles of SM a's clock from a's release of the
 /// ticket to b's seeing it (half the median round trip); the diagonal and pairs not measured are 0.
 struct HandoffMatrix {
