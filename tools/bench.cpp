@@ -156,7 +156,7 @@ sim::CostModel cost_for(CommonOptions const& common, sim::Problem const& p, rt::
 struct Prediction {
   std::optional<sim::Schedule> schedule;
   std::string refused;
-  std::optional<sim::Cycles> makespan;
+  std::optional<sim::Cycles> makespan;  ///< SimResult::predicted(): the makespan or the memory floor
 };
 
 /// `dash search`'s best schedule of one shape: persistent launch, the seed and stream count of
@@ -181,12 +181,12 @@ std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machi
     try {
       if (name == kSearchStrategy) {
         sim::SearchResult r = search_shape(p, machine, cost, search_evals);
-        pred.makespan = r.makespan;
+        pred.makespan = r.predicted;
         pred.schedule = std::move(r.schedule);  // validated and simulated by search()
       } else {
         sim::NamedRun run = sim::run_named(name, p, machine, cost, sim::LaunchModel::kPersistent);
         if (!run.ran()) user_error("{}", run.refused);
-        pred.makespan = run.result->makespan;
+        pred.makespan = run.result->predicted();
         pred.schedule = std::move(run.schedule);
       }
     } catch (UserError const& e) {
@@ -325,7 +325,7 @@ void run_bench(BenchOptions const& o) {
       if (!(f.document.problem == p)) continue;
       Prediction pred;
       pred.schedule = f.document.schedule;
-      pred.makespan = sim::simulate(p, machine, cost, f.document.schedule).makespan;
+      pred.makespan = sim::simulate(p, machine, cost, f.document.schedule).predicted();
       rows.emplace_back(f.name, predictions.size());
       predictions.push_back(std::move(pred));
     }

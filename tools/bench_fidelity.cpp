@@ -126,7 +126,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
     sim::CostModel const cost = sim::default_model(s.problem, rates);
     std::vector<sim::Cycles> makespans;
     for (sim::Schedule const& schedule : schedules[k]) {
-      makespans.push_back(sim::simulate(s.problem, m, cost, schedule).makespan);
+      makespans.push_back(sim::simulate(s.problem, m, cost, schedule).predicted());
     }
     return makespans;
   };
@@ -195,7 +195,7 @@ sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedu
     bool improved = true;
     while (improved) {
       improved = false;
-      for (int param = 0; param < 5; ++param) {
+      for (int param = 0; param < 6; ++param) {
         for (int dir : {1, -1}) {
           sim::KernelRates r = best;
           double const scale = dir > 0 ? factor : 1.0 / factor;
@@ -208,6 +208,12 @@ sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedu
             case 3:
               r.prepost_bytes_per_cycle =
                   std::max(1, static_cast<int>(std::lround(r.prepost_bytes_per_cycle * scale)));
+              break;
+            case 5:
+              // The memory floor's bandwidth, where the profile has a floor (the L2 is the GPU's).
+              if (r.hbm_bytes_per_cycle == 0) continue;
+              r.hbm_bytes_per_cycle =
+                  std::max<std::int64_t>(1, std::llround(static_cast<double>(r.hbm_bytes_per_cycle) * scale));
               break;
             default: {
               auto const step = static_cast<sim::Cycles>(std::llround(static_cast<double>(reference.compute) *

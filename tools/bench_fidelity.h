@@ -60,7 +60,8 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz);
 
 /// The rates that minimize speedup_error + time_error over `shapes`, by coordinate descent from
-/// `start` (F, B, L, the pre/postprocess rate, o; k kept), steps shrinking from 25% to 1%.
+/// `start` (F, B, L, the pre/postprocess rate, o and, where `start` has a memory floor, its HBM
+/// bandwidth; k and the L2 kept), steps shrinking from 25% to 1%.
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
                            sim::KernelRates start, int clock_mhz);
 

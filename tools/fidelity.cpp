@@ -44,12 +44,19 @@ nlohmann::json rates_json(sim::KernelRates const& r) {
           {"latency", r.latency},
           {"dq_buffer", r.dq_buffer},
           {"item_cycles", r.item_cycles},
-          {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle}};
+          {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle},
+          {"hbm_bytes_per_cycle", r.hbm_bytes_per_cycle},
+          {"l2_bytes", r.l2_bytes}};
 }
 
 std::string rates_line(sim::KernelRates const& r) {
-  return fmt::format("F {}, B {}, L {}, k {}, o {}, pre/post {} B/cycle", r.flops_per_cycle, r.reduce_bytes_per_cycle,
-                     r.latency, r.dq_buffer, r.item_cycles, r.prepost_bytes_per_cycle);
+  std::string const floor = r.hbm_bytes_per_cycle > 0
+                                ? fmt::format(", memory floor {} B/cycle over {} MiB of L2", r.hbm_bytes_per_cycle,
+                                              r.l2_bytes / (1 << 20))
+                                : std::string(", no memory floor");
+  return fmt::format("F {}, B {}, L {}, k {}, o {}, pre/post {} B/cycle{}", r.flops_per_cycle,
+                     r.reduce_bytes_per_cycle, r.latency, r.dq_buffer, r.item_cycles, r.prepost_bytes_per_cycle,
+                     floor);
 }
 
 /// One row of the JSON report: the measured row under the profile's rates and, with --fit, the
@@ -170,7 +177,9 @@ void setup_fidelity(CLI::App& app) {
   sub->add_option("--held-out", opts->held_out, "bench files reported, not fitted to");
   sub->add_option("--family", opts->family, "kernel family whose rates are tried: sm80 | sm90")->capture_default_str();
   sub->add_option("--profile", opts->profile, "machine profile (default: the built-in one)");
-  sub->add_flag("--fit", opts->fit, "fit F, B, L and o (coordinate descent on the errors)");
+  sub->add_flag("--fit", opts->fit,
+                "fit F, B, L, o, the pre/postprocess rate and, where the profile has a memory floor, its "
+                "HBM bandwidth (coordinate descent on the errors)");
   sub->add_option("--out", opts->out, "with --fit: write the profile with the fitted rates");
   sub->add_flag("--json", opts->json, "print JSON instead of a table");
   sub->callback([sub, opts] { run_fidelity(*sub, *opts); });

@@ -104,10 +104,17 @@ void run_simulate(SimulateOptions const& opts) {
           {"r_kv", resolved.cost.reduce_kv},
           {"dq_buffer", resolved.cost.dq_buffer},
           {"item", resolved.cost.item},
-          {"proportional", resolved.cost.proportional}}},
+          {"proportional", resolved.cost.proportional},
+          {"hbm_bytes_per_cycle", resolved.cost.hbm_bytes_per_cycle},
+          {"l2_bytes", resolved.cost.l2_bytes}}},
         {"steps", result.steps},
         {"ctas", result.ctas.size()},
         {"makespan", result.makespan},
+        {"memory_floor",
+         {{"cycles", result.memory.cycles},
+          {"bytes", result.memory.bytes},
+          {"miss_permille", result.memory.miss_permille}}},
+        {"predicted", result.predicted()},
         {"lower_bound", bounds.lower()},
         {"work_bound", bounds.work},
         {"chain_bound", bounds.chain},
@@ -140,6 +147,13 @@ void run_simulate(SimulateOptions const& opts) {
   line(fmt::format("steps         {}", result.steps));
   line("");
   line(fmt::format("makespan      {:>14} cycles", result.makespan));
+  if (resolved.cost.hbm_bytes_per_cycle > 0) {
+    // docs/model.md, "The memory floor".
+    line(fmt::format("memory floor  {:>14} cycles ({} HBM bytes, {:.1f}% of the steps' traffic missing "
+                     "the L2){}",
+                     result.memory.cycles, result.memory.bytes, static_cast<double>(result.memory.miss_permille) / 10.0,
+                     result.memory.cycles > result.makespan ? ": the prediction" : ""));
+  }
   line(fmt::format("lower bound   {:>14} cycles (work {}, chain {})", bounds.lower(), bounds.work,
                    bounds.chain));
   line(fmt::format("gap           {:>13.2f}%", 100.0 * gap));

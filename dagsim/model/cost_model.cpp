@@ -47,6 +47,8 @@ CostModel default_model(Problem const& problem, KernelRates const& rates) {
   model.proportional = true;
   model.reduce_kv = (2 * tn * d * 4 + bytes - 1) / bytes;
   model.dsmem = (tm * d * 4 + 63) / 64;
+  model.hbm_bytes_per_cycle = rates.hbm_bytes_per_cycle;
+  model.l2_bytes = rates.l2_bytes;
   return model;
 }
 

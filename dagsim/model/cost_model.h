@@ -21,6 +21,10 @@ struct CostModel {
   /// does not overlap them)
   Cycles item = 0;
   Cycles dsmem = 400;       ///< 2-CTA mode: per-step DSMEM exchange between the pair
+  /// The memory floor (memory_floor.h): HBM bytes the whole GPU moves per SM cycle; 0 = no floor.
+  std::int64_t hbm_bytes_per_cycle = 0;
+  /// The L2 capacity the schedule's working set is held against (bytes; with the floor only).
+  std::int64_t l2_bytes = 0;
 
   friend bool operator==(CostModel const&, CostModel const&) = default;
 
@@ -45,6 +49,9 @@ struct KernelRates {
   /// The pre- and postprocess passes around the main kernel (GPU-wide bytes per SM cycle; 0: not
   /// modelled): what a whole backward call costs beyond the makespan (prepost_cycles()).
   int prepost_bytes_per_cycle = 0;
+  /// CostModel::hbm_bytes_per_cycle and l2_bytes: the memory floor's (memory_floor.h); 0 = none.
+  std::int64_t hbm_bytes_per_cycle = 0;
+  std::int64_t l2_bytes = 0;
 
   friend bool operator==(KernelRates const&, KernelRates const&) = default;
 };
@@ -58,7 +65,7 @@ Cycles prepost_cycles(Problem const& problem, KernelRates const& rates);
 /// The DASH paper's model: L = 0, k = 0, diagonal steps at full cost, c and r as given.
 CostModel paper_model(Cycles compute, Cycles reduce);
 /// The default for a problem, in cycles of one SM: c from the step's FLOPs, r from the dQ tile's
-/// bytes, L and k as the rates say.
+/// bytes, L, k and the memory floor's bandwidth and L2 as the rates say.
 CostModel default_model(Problem const& problem, KernelRates const& rates = KernelRates{});
 
 }  // namespace dash::sim

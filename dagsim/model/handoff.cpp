@@ -5,18 +5,9 @@
 
 #include "dagsim/core/error.h"
 #include "dagsim/core/json_input.h"
+#include "dagsim/core/median.h"
 
 namespace dash::sim {
-namespace {
-
-std::int64_t median_of(std::vector<std::int64_t> v) {
-  if (v.empty()) return 0;
-  std::size_t const mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];  // the upper middle of an even count: an integer, as the model's time is
-}
-
-}  // namespace
 
 HandoffSummary summarize(HandoffMatrix const& m) {
   if (m.sms < 2) user_error("hand-off matrix: needs at least 2 SMs, got {}", m.sms);
@@ -46,7 +37,7 @@ HandoffSummary summarize(HandoffMatrix const& m) {
   s.pairs = static_cast<std::int64_t>(all.size());
   s.min = *std::min_element(all.begin(), all.end());
   s.max = *std::max_element(all.begin(), all.end());
-  s.median = median_of(all);
+  s.median = upper_median(all);
 
   // Two groups by the pairs (both directions of a pair averaged): from a split at the median
   // latency to the first SM, each SM in turn joins the group its median latency to is lower,
@@ -104,12 +95,12 @@ HandoffSummary summarize(HandoffMatrix const& m) {
   within.insert(within.end(), classes[1].begin(), classes[1].end());
   bool const split =
       !classes[2].empty() && !within.empty() &&
-      static_cast<double>(median_of(classes[2])) >= 1.1 * static_cast<double>(median_of(within));
+      static_cast<double>(upper_median(classes[2])) >= 1.1 * static_cast<double>(upper_median(within));
   if (split) {
     s.group = g;
-    s.within0 = median_of(classes[0]);
-    s.within1 = median_of(classes[1]);
-    s.across = median_of(classes[2]);
+    s.within0 = upper_median(classes[0]);
+    s.within1 = upper_median(classes[1]);
+    s.across = upper_median(classes[2]);
   } else {
     s.group.assign(n, 0);
     s.within0 = s.median;

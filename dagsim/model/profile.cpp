@@ -104,7 +104,7 @@ MachineProfile profile_from_json(std::string const& text_in,
     if (!entry.is_object()) user_error("{}: expected an object", fpath);
     only_keys(entry,
               {"flops_per_cycle", "reduce_bytes_per_cycle", "latency", "dq_buffer", "item_cycles",
-               "prepost_bytes_per_cycle", "source"},
+               "prepost_bytes_per_cycle", "hbm_bytes_per_cycle", "l2_bytes", "source"},
               fpath);
     FamilyRates f;
     f.family = name;
@@ -117,6 +117,11 @@ MachineProfile profile_from_json(std::string const& text_in,
     f.rates.item_cycles = integer(entry, "item_cycles", fpath, 0, 1'000'000'000);
     f.rates.prepost_bytes_per_cycle =
         static_cast<int>(integer(entry, "prepost_bytes_per_cycle", fpath, 0, 1'000'000));
+    // The memory floor's two (optional: a profile without them has no floor).
+    if (entry.contains("hbm_bytes_per_cycle") || entry.contains("l2_bytes")) {
+      f.rates.hbm_bytes_per_cycle = integer(entry, "hbm_bytes_per_cycle", fpath, 1, 1'000'000'000);
+      f.rates.l2_bytes = integer(entry, "l2_bytes", fpath, 0, std::int64_t{1} << 40);
+    }
     f.source = text(entry, "source", fpath, kMaxText);
     p.families.push_back(std::move(f));
   }
@@ -140,10 +145,15 @@ std::string to_json(MachineProfile const& profile) {
         std::back_inserter(out),
         "{}\n    {}: {{\n      \"flops_per_cycle\": {},\n      \"reduce_bytes_per_cycle\": {},\n"
         "      \"latency\": {},\n      \"dq_buffer\": {},\n      \"item_cycles\": {},\n"
-        "      \"prepost_bytes_per_cycle\": {},\n      \"source\": {}\n    }}",
+        "      \"prepost_bytes_per_cycle\": {},\n{}      \"source\": {}\n    }}",
         k > 0 ? "," : "", json_quoted(f.family), f.rates.flops_per_cycle,
         f.rates.reduce_bytes_per_cycle, f.rates.latency, f.rates.dq_buffer, f.rates.item_cycles,
-        f.rates.prepost_bytes_per_cycle, json_quoted(f.source));
+        f.rates.prepost_bytes_per_cycle,
+        f.rates.hbm_bytes_per_cycle > 0
+            ? fmt::format("      \"hbm_bytes_per_cycle\": {},\n      \"l2_bytes\": {},\n",
+                          f.rates.hbm_bytes_per_cycle, f.rates.l2_bytes)
+            : std::string(),
+        json_quoted(f.source));
   }
   out += "\n  }\n}\n";
   return out;

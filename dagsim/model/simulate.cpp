@@ -9,6 +9,7 @@
 #include "dagsim/core/error.h"
 #include "dagsim/core/large_buffer.h"
 #include "dagsim/core/tile_index.h"
+#include "dagsim/model/working_set.h"
 
 namespace dash::sim {
 namespace {
@@ -23,6 +24,10 @@ void check_cost(CostModel const& cost) {
         cost.compute, cost.reduce, cost.latency, cost.reduce_kv, cost.dsmem, cost.item);
   }
   if (cost.dq_buffer < 0) user_error("dQ buffer depth must be >= 0, got {}", cost.dq_buffer);
+  if (cost.hbm_bytes_per_cycle < 0 || cost.l2_bytes < 0) {
+    user_error("the memory floor's HBM bytes per cycle and L2 bytes must be >= 0, got {} and {}",
+               cost.hbm_bytes_per_cycle, cost.l2_bytes);
+  }
 }
 
 /// First node id of every CTA (size ctas + 1), in build_dag's numbering.
@@ -274,6 +279,9 @@ SimResult simulate(Problem const& problem, Machine const& machine, CostModel con
   LongestPath lp = longest_path(dag, base);
 
   result.steps = count_steps(schedule);
+  if (cost.hbm_bytes_per_cycle > 0) {
+    result.memory = memory_floor(problem, schedule, cost, working_set(problem, schedule, machine.sms));
+  }
   int last = -1;  // the first node to finish last: where the critical path ends
 
   // Per-CTA split. Lanes: with k == 0 every node of a CTA is on the SM in program order; with

@@ -11,6 +11,7 @@
 #include "dagsim/core/units.h"
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/dag.h"
+#include "dagsim/model/memory_floor.h"
 
 namespace dash::sim {
 
@@ -35,7 +36,10 @@ struct Slice {
 };
 
 struct SimResult {
-  Cycles makespan = 0;
+  Cycles makespan = 0;  ///< the DAG's critical path
+  /// The memory floor (memory_floor.h) when the cost model has one; makespan and floor taken
+  /// together are the prediction (predicted()).
+  MemoryFloor memory;
   std::int64_t steps = 0;
   std::vector<CtaStats> ctas;
   std::vector<int> critical_path;  ///< node ids into `dag.nodes`, first to last
@@ -44,14 +48,17 @@ struct SimResult {
   int dq_buffer = 1;               ///< the cost model's k: decides the lanes of slices() (docs/model.md)
   [[nodiscard]] std::vector<Slice> slices() const;
   [[nodiscard]] double utilization(int sms) const;  ///< total busy / (sms * makespan)
+  /// What the model predicts for the main kernel: the critical path, or the memory floor where
+  /// the HBM traffic takes longer.
+  [[nodiscard]] Cycles predicted() const { return makespan > memory.cycles ? makespan : memory.cycles; }
 };
 
 /// Longest-path evaluation. The schedule must be valid (validate()).
 SimResult simulate(Problem const& problem, Machine const& machine, CostModel const& cost,
                    Schedule const& schedule);
 
-/// Event-driven evaluation of the same model; returns the makespan. Equal to simulate().makespan
-/// on every valid schedule (tested).
+/// Event-driven evaluation of the same model; returns the makespan (the DAG's, without the memory
+/// floor). Equal to simulate().makespan on every valid schedule (tested).
 Cycles simulate_events(Problem const& problem, Machine const& machine, CostModel const& cost,
                        Schedule const& schedule);
 

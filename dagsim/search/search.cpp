@@ -74,6 +74,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
 
   // Stage 1: the named strategies, exactly as they are (their own ranks), by simulate().
   std::optional<Schedule> best_named;
+  MemoryFloor best_named_memory;
   std::vector<Candidate> seeds;
   for (auto const& name : strategy_names()) {
     // One at a time: a simulation keeps its whole DAG, and only the makespan is needed here.
@@ -81,11 +82,14 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     NamedResult named{run.name, std::nullopt, {}};
     if (run.ran()) {
       Cycles const makespan = run.result->makespan;
+      Cycles const predicted = run.result->predicted();
       ++stats.simulations;
       named.makespan = makespan;
-      if (!best_named || makespan < result.best_named_makespan) {
+      if (!best_named || predicted < result.best_named_predicted) {
         result.best_named = run.name;
         result.best_named_makespan = makespan;
+        result.best_named_predicted = predicted;
+        best_named_memory = run.result->memory;
         best_named = run.schedule;
       }
       if (plans_complete) seeds.push_back(Candidate{run.name, evaluator.from_schedule(run.schedule), {}});
@@ -236,18 +240,23 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   if (have_best) {
     Schedule schedule = evaluator.to_schedule(best.plan, "search");
     validate(problem, machine, schedule);
-    Cycles const makespan = simulate(problem, machine, cost, schedule).makespan;
+    SimResult const confirmed = simulate(problem, machine, cost, schedule);
+    Cycles const makespan = confirmed.makespan;
     ++stats.simulations;
     // The cheap evaluator is the same model; a difference is our bug, counted so tests see it.
     if (makespan != best.cost.makespan) ++stats.model_mismatch;
     result.schedule = std::move(schedule);
     result.makespan = makespan;
+    result.memory = confirmed.memory;
+    result.predicted = confirmed.predicted();
     result.origin = best.origin;
   }
-  if (best_named && (!have_best || result.best_named_makespan < result.makespan)) {
+  if (best_named && (!have_best || result.best_named_predicted < result.predicted)) {
     result.schedule = *best_named;
     result.schedule.strategy = "search";
     result.makespan = result.best_named_makespan;
+    result.memory = best_named_memory;
+    result.predicted = result.best_named_predicted;
     result.origin = result.best_named;
     result.certificate.clear();  // the exhaustive space did not contain this one
   }

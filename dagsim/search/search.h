@@ -15,6 +15,7 @@
 #include "dagsim/core/schedule.h"
 #include "dagsim/core/units.h"
 #include "dagsim/model/bounds.h"
+#include "dagsim/model/memory_floor.h"
 #include "dagsim/model/working_set.h"
 #include "dagsim/model/cost_model.h"
 
@@ -90,6 +91,11 @@ struct PairResult {
 struct SearchResult {
   Schedule schedule;       ///< validated; strategy "search"
   Cycles makespan = 0;     ///< simulate(schedule).makespan
+  /// simulate(schedule).memory and predicted(): the memory floor (memory_floor.h) and the larger
+  /// of it and the makespan. The search minimizes the makespan; the floor decides only between
+  /// its schedule and the best named strategy.
+  MemoryFloor memory;
+  Cycles predicted = 0;
   Cycles lower_bound = 0;  ///< max(compute_bounds().lower(), packing bound)
   Bounds bounds;
   double gap = 0;          ///< (makespan - lower_bound) / lower_bound
@@ -97,8 +103,9 @@ struct SearchResult {
   std::string certificate;  ///< "bound met", "exhaustive: <space>", or empty
   std::string origin;       ///< the seed the winner grew from ("lpt/desc", "shift", ...)
   std::vector<NamedResult> named;
-  std::string best_named;
+  std::string best_named;      ///< the named strategy with the smallest predicted() time
   Cycles best_named_makespan = 0;
+  Cycles best_named_predicted = 0;
   SearchStats stats;
   std::int64_t live_cap = 0;    ///< the cap applied (SearchOptions::max_live_bytes raised to the
                                 ///< best named strategy's working set); 0: none

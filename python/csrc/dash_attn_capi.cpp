@@ -261,6 +261,7 @@ int dash_attn_make_schedule(char const* spec_text, char** out) {
       if (options.max_evaluations < 1) dash::user_error("evaluations must be >= 1");
       sim::SearchResult r = sim::search(problem, machine, cost, options);
       result["makespan"] = r.makespan;
+      result["predicted"] = r.predicted;
       result["lower_bound"] = r.lower_bound;
       result["local_evaluations"] = r.stats.local_evaluations;
       result["optimal"] = r.optimal;
@@ -274,6 +275,7 @@ int dash_attn_make_schedule(char const* spec_text, char** out) {
                               : sim::run_named(strategy, problem, machine, cost, sim::LaunchModel::kPersistent);
       if (!run.ran()) dash::user_error("strategy '{}' refused this problem: {}", strategy, run.refused);
       result["makespan"] = run.result->makespan;
+      result["predicted"] = run.result->predicted();
       schedule = std::move(run.schedule);
     }
     sim::validate(problem, machine, schedule);

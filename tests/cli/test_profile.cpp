@@ -71,8 +71,13 @@ TEST_CASE("profile: JSON round trip") {
   p.clock_mhz = 1755;
   p.source = "made up for a test";
   p.families.push_back({"sm80", dash::sim::KernelRates{1, 1, 1'000'000'000, 0}, ""});
-  p.families.push_back({"sm90", dash::sim::KernelRates{1999, 17, 0, 3}, "x"});
+  dash::sim::KernelRates with_floor{1999, 17, 0, 3};
+  with_floor.hbm_bytes_per_cycle = 1500;
+  with_floor.l2_bytes = std::int64_t{50} << 20;
+  p.families.push_back({"sm90", with_floor, "x"});
   std::string const text = dash::sim::to_json(p);
+  CHECK(text.find("\"hbm_bytes_per_cycle\": 1500") != std::string::npos);
+  CHECK(text.find("\"l2_bytes\": 52428800") != std::string::npos);
   CHECK(profile_from_json(text, dash::rt::kFamilyNames) == p);
   CHECK(dash::sim::to_json(profile_from_json(text, {})) == text);
   CHECK(text.back() == '\n');
@@ -109,6 +114,20 @@ TEST_CASE("profile: a defective file is one clear error") {
   refused(edited([](auto& j) { j["families"]["sm90"]["latency"] = 1.5; }),
           "latency: expected an integer");
   refused(edited([](auto& j) { j["families"]["sm90"]["speed"] = 1; }), "unknown key \"speed\"");
+  // The memory floor's two keys come together.
+  refused(edited([](auto& j) { j["families"]["sm90"].erase("l2_bytes"); }), "missing \"l2_bytes\"");
+  refused(edited([](auto& j) { j["families"]["sm90"].erase("hbm_bytes_per_cycle"); }),
+          "missing \"hbm_bytes_per_cycle\"");
+  refused(edited([](auto& j) {
+            j["families"]["sm90"]["hbm_bytes_per_cycle"] = 0;
+            j["families"]["sm90"]["l2_bytes"] = 1;
+          }),
+          "hbm_bytes_per_cycle: 0 is outside 1..");
+  refused(edited([](auto& j) {
+            j["families"]["sm90"]["hbm_bytes_per_cycle"] = 1;
+            j["families"]["sm90"]["l2_bytes"] = -1;
+          }),
+          "l2_bytes: -1 is outside 0..");
   refused(edited([](auto& j) { j["families"]["sm90"].erase("source"); }), "missing \"source\"");
   refused(edited([](auto& j) { j["gpu"] = std::string(100, 'x'); }), "longer than 64");
   // A repeated key would silently win in plain JSON parsers.
@@ -159,5 +178,55 @@ TEST_CASE("profile: --profile sets the default model's rates of the family in us
     dash::test::check_user_error(
         run_dash(fmt::format("{} --sms 16 --heads 4 --seqlen 2048 --profile '{}'", sub, no_sm90)),
         "has no rates for kernel family sm90");
+  }
+}
+
+TEST_CASE("profile: a memory floor in the profile reaches simulate and compare") {
+  Scratch const s;
+  // A slow memory and a small L2: the floor binds for every schedule of this shape.
+  std::string const floor = s.write("floor.json", edited([](auto& j) {
+                                      j["families"]["sm90"]["hbm_bytes_per_cycle"] = 20;
+                                      j["families"]["sm90"]["l2_bytes"] = 1 << 20;
+                                    }));
+  // The built-in profile has a floor (the H200's); without the two keys there is none.
+  std::string const none = s.write("none.json", edited([](auto& j) {
+                                     j["families"]["sm90"].erase("hbm_bytes_per_cycle");
+                                     j["families"]["sm90"].erase("l2_bytes");
+                                   }));
+  std::string const shape = "--sms 16 --heads 4 --seqlen 2048 --mask causal";
+  Output const plain = run_dash("simulate " + shape + " --strategy fa3 --json --profile '" + none + "'");
+  Output const bound = run_dash("simulate " + shape + " --strategy fa3 --json --profile '" + floor + "'");
+  REQUIRE(plain.rc == 0);
+  REQUIRE(bound.rc == 0);
+  auto const p = nlohmann::json::parse(plain.out);
+  auto const b = nlohmann::json::parse(bound.out);
+  CHECK(p["memory_floor"]["cycles"] == 0);
+  CHECK(p["predicted"] == p["makespan"]);
+  CHECK(b["makespan"] == p["makespan"]);  // the DAG is the same
+  CHECK(b["model"]["hbm_bytes_per_cycle"] == 20);
+  auto const cycles = b["memory_floor"]["cycles"].get<std::int64_t>();
+  CHECK(cycles == (b["memory_floor"]["bytes"].get<std::int64_t>() + 19) / 20);
+  CHECK(cycles > b["makespan"].get<std::int64_t>());
+  CHECK(b["predicted"] == cycles);
+  CHECK(b["memory_floor"]["miss_permille"].get<int>() > 0);
+
+  Output const text = run_dash("simulate " + shape + " --strategy fa3 --profile '" + floor + "'");
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("memory floor") != std::string::npos);
+  CHECK(text.out.find(": the prediction") != std::string::npos);
+  CHECK(run_dash("simulate " + shape + " --strategy fa3 --profile '" + none + "'").out.find("memory floor") ==
+        std::string::npos);
+  // The built-in one's floor on this small shape: the compulsory bytes at 2424 B/cycle, far below
+  // the makespan.
+  auto const builtin = nlohmann::json::parse(run_dash("simulate " + shape + " --strategy fa3 --json").out);
+  CHECK(builtin["memory_floor"]["cycles"].get<std::int64_t>() > 0);
+  CHECK(builtin["predicted"] == builtin["makespan"]);
+
+  Output const compared = run_dash("compare " + shape + " --search-budget 0 --json --profile '" + floor + "'");
+  REQUIRE(compared.rc == 0);
+  for (auto const& row : nlohmann::json::parse(compared.out)) {
+    if (!row["valid"].get<bool>()) continue;
+    INFO(row.dump());
+    CHECK(row["predicted"] == std::max(row["makespan"].get<std::int64_t>(), row["memory_floor"].get<std::int64_t>()));
   }
 }
