@@ -195,7 +195,8 @@ sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedu
     bool improved = true;
     while (improved) {
       improved = false;
-      for (int param = 0; param < 6; ++param) {
+      int const params = 6 + static_cast<int>(best.flops_by_head_dim.size());
+      for (int param = 0; param < params; ++param) {
         for (int dir : {1, -1}) {
           sim::KernelRates r = best;
           double const scale = dir > 0 ? factor : 1.0 / factor;
@@ -209,6 +210,12 @@ sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedu
               r.prepost_bytes_per_cycle =
                   std::max(1, static_cast<int>(std::lround(r.prepost_bytes_per_cycle * scale)));
               break;
+            case 4: {
+              auto const step = static_cast<sim::Cycles>(std::llround(static_cast<double>(reference.compute) *
+                                                                      (factor - 1.0)));
+              r.item_cycles = std::max<sim::Cycles>(0, r.item_cycles + dir * std::max<sim::Cycles>(1, step));
+              break;
+            }
             case 5:
               // The memory floor's bandwidth, where the profile has a floor (the L2 is the GPU's).
               if (r.hbm_bytes_per_cycle == 0) continue;
@@ -216,9 +223,9 @@ sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedu
                   std::max<std::int64_t>(1, std::llround(static_cast<double>(r.hbm_bytes_per_cycle) * scale));
               break;
             default: {
-              auto const step = static_cast<sim::Cycles>(std::llround(static_cast<double>(reference.compute) *
-                                                                      (factor - 1.0)));
-              r.item_cycles = std::max<sim::Cycles>(0, r.item_cycles + dir * std::max<sim::Cycles>(1, step));
+              // A head dim's own F, where the profile has one.
+              int& f = r.flops_by_head_dim[static_cast<std::size_t>(param - 6)].flops_per_cycle;
+              f = std::max(1, static_cast<int>(std::lround(f * scale)));
             }
           }
           if (r == best) continue;

@@ -82,7 +82,7 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
               t.problem,
               sim::machine_with_sms(std::max(t.sms, static_cast<int>(schedule->ctas.size()))),
               sim::default_model(t.problem, *rates), *schedule)
-              .makespan;
+              .predicted();
     }
     checks.push_back(c);
   }
@@ -106,6 +106,11 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
                                  {"reduce_bytes_per_cycle", rate(f.bytes_per_cycle)},
                                  {"latency", rate(f.latency)},
                                  {"item_cycles", rate(f.item)}}}});
+      nlohmann::json by = nlohmann::json::object();
+      for (auto const& [d, r] : f.flops_by_head_dim) {
+        by[std::to_string(d)] = {{"flops_per_cycle", f.rates.flops_for(d)}, {"fit", rate(r)}};
+      }
+      j["families"].back()["by_head_dim"] = std::move(by);
     }
     j["traces"] = nlohmann::json::array();
     for (auto const& c : checks) {
@@ -123,6 +128,11 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
                   static_cast<long long>(r.samples), 100.0 * r.spread);
     };
     line("flops_per_cycle", f.rates.flops_per_cycle, f.flops_per_cycle);
+    if (f.flops_by_head_dim.size() > 1) {
+      for (auto const& [d, r] : f.flops_by_head_dim) {
+        line(fmt::format("  at head dim {}", d).c_str(), f.rates.flops_for(d), r);
+      }
+    }
     line("reduce_bytes_per_cycle", f.rates.reduce_bytes_per_cycle, f.bytes_per_cycle);
     line("latency", static_cast<long long>(f.rates.latency), f.latency);
     line("item_cycles", static_cast<long long>(f.rates.item_cycles), f.item);

@@ -81,7 +81,7 @@ void run_compare(CompareOptions const& opts) {
     // Ranked by the prediction: the makespan, or the memory floor where the model has one and it
     // is longer (docs/model.md, "The memory floor").
     if (r.name == "fa3") fa3 = r.result->predicted();
-    if (best == nullptr || r.result->predicted() < best->result->predicted()) best = &r;
+    if (best == nullptr || r.result->faster_than(*best->result)) best = &r;
   }
   if (best == nullptr) {
     user_error("no strategy produced a schedule for {}", describe(resolved.problem));

@@ -46,7 +46,12 @@ nlohmann::json rates_json(sim::KernelRates const& r) {
           {"item_cycles", r.item_cycles},
           {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle},
           {"hbm_bytes_per_cycle", r.hbm_bytes_per_cycle},
-          {"l2_bytes", r.l2_bytes}};
+          {"l2_bytes", r.l2_bytes},
+          {"flops_per_cycle_by_head_dim", [&] {
+             nlohmann::json by = nlohmann::json::object();
+             for (auto const& e : r.flops_by_head_dim) by[std::to_string(e.head_dim)] = e.flops_per_cycle;
+             return by;
+           }()}};
 }
 
 std::string rates_line(sim::KernelRates const& r) {
@@ -54,7 +59,12 @@ std::string rates_line(sim::KernelRates const& r) {
                                 ? fmt::format(", memory floor {} B/cycle over {} MiB of L2", r.hbm_bytes_per_cycle,
                                               r.l2_bytes / (1 << 20))
                                 : std::string(", no memory floor");
-  return fmt::format("F {}, B {}, L {}, k {}, o {}, pre/post {} B/cycle{}", r.flops_per_cycle,
+  std::string by;
+  for (auto const& e : r.flops_by_head_dim) {
+    by += fmt::format("{}d{} {}", by.empty() ? " (" : ", ", e.head_dim, e.flops_per_cycle);
+  }
+  if (!by.empty()) by += ")";
+  return fmt::format("F {}{}, B {}, L {}, k {}, o {}, pre/post {} B/cycle{}", r.flops_per_cycle, by,
                      r.reduce_bytes_per_cycle, r.latency, r.dq_buffer, r.item_cycles, r.prepost_bytes_per_cycle,
                      floor);
 }

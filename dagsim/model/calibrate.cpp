@@ -233,11 +233,14 @@ std::optional<Schedule> schedule_from_trace(TraceRecord const& trace) {
 
 std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
                                       std::vector<FamilyRates> const& base) {
-  // family -> samples of flops per cycle, bytes per cycle, latency, per-item cost
+  // family -> samples of flops per cycle, bytes per cycle, latency, per-item cost; and of flops
+  // per cycle by head dim
   std::map<std::string, std::array<std::vector<double>, 4>> samples;
+  std::map<std::string, std::map<int, std::vector<double>>> flops_by_d;
   for (TraceRecord const& t : traces) {
     Problem const& p = t.problem;
     auto& [flops, bytes, latency, item] = samples[t.family];
+    std::vector<double>& flops_d = flops_by_d[t.family][p.head_dim];
     double const step_flops = 10.0 * p.tile_m * p.tile_n * p.head_dim;
     double const tile_bytes = 4.0 * p.tile_m * p.head_dim;
     std::int64_t const whole = std::int64_t{p.tile_m} * p.tile_n;
@@ -265,6 +268,7 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
           firsts.emplace_back(&s, period);
         } else if (p.visible_pairs(s.batch, s.q_tile, s.kv_tile) >= whole) {
           flops.push_back(step_flops / static_cast<double>(period));
+          flops_d.push_back(step_flops / static_cast<double>(period));
           full_periods.push_back(static_cast<double>(period));
         }
       }
@@ -306,8 +310,23 @@ std::vector<CalibrationFit> calibrate(std::vector<TraceRecord> const& traces,
                  family);
     }
     fit.rates = start;
-    fit.rates.flops_per_cycle =
-        std::max(1, static_cast<int>(std::lround(fit.flops_per_cycle.value)));
+    auto const rounded = [](double v) { return std::max(1, static_cast<int>(std::lround(v))); };
+    fit.rates.flops_per_cycle = rounded(fit.flops_per_cycle.value);
+    // Per head dim: each traced head dim's median replaces the base's entry; it is kept only where
+    // it differs from the overall median (one head dim traced: none).
+    std::erase_if(fit.rates.flops_by_head_dim, [&](HeadDimFlops const& e) {
+      return flops_by_d[family].count(e.head_dim) > 0;
+    });
+    for (auto const& [d, list] : flops_by_d[family]) {
+      if (list.empty()) continue;
+      RateFit const one = fit_of(list);
+      fit.flops_by_head_dim.emplace_back(d, one);
+      if (rounded(one.value) != fit.rates.flops_per_cycle) {
+        fit.rates.flops_by_head_dim.push_back({d, rounded(one.value)});
+      }
+    }
+    std::sort(fit.rates.flops_by_head_dim.begin(), fit.rates.flops_by_head_dim.end(),
+              [](HeadDimFlops const& x, HeadDimFlops const& y) { return x.head_dim < y.head_dim; });
     if (fit.bytes_per_cycle.samples > 0) {
       fit.rates.reduce_bytes_per_cycle =
           std::max(1, static_cast<int>(std::lround(fit.bytes_per_cycle.value)));

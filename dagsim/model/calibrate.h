@@ -16,6 +16,7 @@
 // fitted model's makespan can be set against the measured one.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dagsim/core/problem.h"
@@ -55,6 +56,9 @@ struct CalibrationFit {
   std::string family;
   KernelRates rates;        ///< fitted (dq_buffer: the base's, a property of the kernel)
   RateFit flops_per_cycle;  ///< from full compute slices (not first): 10 tile_m tile_n d / duration
+  /// The same per head dim of the traces (rates.flops_by_head_dim takes those that differ from
+  /// the overall median).
+  std::vector<std::pair<int, RateFit>> flops_by_head_dim;
   RateFit bytes_per_cycle;  ///< from reduce slices: 4 tile_m d / duration
   RateFit latency;          ///< hand-off samples, cycles
   RateFit item;             ///< per-item samples, cycles

@@ -13,6 +13,13 @@ Cycles CostModel::step_cost(Problem const& problem, int b, int i, int j) const {
   return cost > 0 ? cost : 1;
 }
 
+int KernelRates::flops_for(int head_dim) const {
+  for (HeadDimFlops const& f : flops_by_head_dim) {
+    if (f.head_dim == head_dim) return f.flops_per_cycle;
+  }
+  return flops_per_cycle;
+}
+
 Cycles prepost_cycles(Problem const& problem, KernelRates const& rates) {
   if (rates.prepost_bytes_per_cycle <= 0) return 0;
   std::int64_t const q = problem.total_q() * problem.q_heads * problem.head_dim;
@@ -35,8 +42,8 @@ CostModel default_model(Problem const& problem, KernelRates const& rates) {
   std::int64_t const tm = problem.tile_m;
   std::int64_t const tn = problem.tile_n;
   std::int64_t const d = problem.head_dim;
-  DASH_ASSERT(rates.flops_per_cycle > 0 && rates.reduce_bytes_per_cycle > 0);
-  std::int64_t const flops = rates.flops_per_cycle;
+  DASH_ASSERT(rates.flops_for(problem.head_dim) > 0 && rates.reduce_bytes_per_cycle > 0);
+  std::int64_t const flops = rates.flops_for(problem.head_dim);
   std::int64_t const bytes = rates.reduce_bytes_per_cycle;
   CostModel model;
   model.compute = (10 * tm * tn * d + flops - 1) / flops;

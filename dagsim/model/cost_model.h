@@ -1,6 +1,7 @@
 #pragma once
 // Integer costs of the DAG's nodes and edges (docs/design.md section 2).
 #include <string>
+#include <vector>
 
 #include "dagsim/core/problem.h"
 #include "dagsim/core/units.h"
@@ -37,6 +38,14 @@ struct CostModel {
   }
 };
 
+/// A compute rate for one head dimension (KernelRates::flops_by_head_dim).
+struct HeadDimFlops {
+  int head_dim = 0;
+  int flops_per_cycle = 0;
+
+  friend bool operator==(HeadDimFlops const&, HeadDimFlops const&) = default;
+};
+
 /// Per-SM rates of a kernel's backward that default_model() derives its costs from. The defaults
 /// are the portable (mma.sync) kernel's on the H200; runtime/kernels/family_model.h has each
 /// kernel family's.
@@ -52,6 +61,13 @@ struct KernelRates {
   /// CostModel::hbm_bytes_per_cycle and l2_bytes: the memory floor's (memory_floor.h); 0 = none.
   std::int64_t hbm_bytes_per_cycle = 0;
   std::int64_t l2_bytes = 0;
+  /// F of the head dimensions whose steps run at another rate than flops_per_cycle, sorted by
+  /// head_dim, each once: a step at head dim 64 does the elementwise work of one at 128 (the same
+  /// tile pairs at twice the rows) for half the FLOPs (docs/model.md, "Calibration").
+  std::vector<HeadDimFlops> flops_by_head_dim;
+
+  /// F for a step of head dim `head_dim`: its entry in flops_by_head_dim, else flops_per_cycle.
+  [[nodiscard]] int flops_for(int head_dim) const;
 
   friend bool operator==(KernelRates const&, KernelRates const&) = default;
 };

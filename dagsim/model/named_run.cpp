@@ -34,7 +34,7 @@ NamedRun fastest_named(Problem const& problem, Machine const& machine, CostModel
     NamedRun run = run_named(name, problem, machine, cost, launch);
     if (!run.ran()) {
       refusals += fmt::format(" {}: {};", run.name, run.refused);
-    } else if (!best || run.result->predicted() < best->result->predicted()) {
+    } else if (!best || run.result->faster_than(*best->result)) {
       best = std::move(run);
     }
   }

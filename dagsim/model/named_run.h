@@ -28,8 +28,8 @@ struct NamedRun {
 NamedRun run_named(std::string const& name, Problem const& problem, Machine const& machine,
                    CostModel const& cost, LaunchModel launch);
 
-/// The fastest named strategy (the smallest SimResult::predicted(): the makespan or the memory
-/// floor; the earlier in strategy_names() on ties), each run in turn so that one simulation's DAG
+/// The fastest named strategy (SimResult::faster_than: the prediction, then the makespan; the
+/// earlier in strategy_names() on ties), each run in turn so that one simulation's DAG
 /// at a time is alive. UserError naming every refusal when none ran.
 NamedRun fastest_named(Problem const& problem, Machine const& machine, CostModel const& cost, LaunchModel launch);
 

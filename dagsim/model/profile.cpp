@@ -104,7 +104,8 @@ MachineProfile profile_from_json(std::string const& text_in,
     if (!entry.is_object()) user_error("{}: expected an object", fpath);
     only_keys(entry,
               {"flops_per_cycle", "reduce_bytes_per_cycle", "latency", "dq_buffer", "item_cycles",
-               "prepost_bytes_per_cycle", "hbm_bytes_per_cycle", "l2_bytes", "source"},
+               "prepost_bytes_per_cycle", "hbm_bytes_per_cycle", "l2_bytes", "flops_per_cycle_by_head_dim",
+               "source"},
               fpath);
     FamilyRates f;
     f.family = name;
@@ -122,11 +123,43 @@ MachineProfile profile_from_json(std::string const& text_in,
       f.rates.hbm_bytes_per_cycle = integer(entry, "hbm_bytes_per_cycle", fpath, 1, 1'000'000'000);
       f.rates.l2_bytes = integer(entry, "l2_bytes", fpath, 0, std::int64_t{1} << 40);
     }
+    // F per head dim (optional): {"64": 1999, "128": 2315}, head dims 1..1024 in decimal.
+    if (entry.contains("flops_per_cycle_by_head_dim")) {
+      std::string const dpath = fpath + ".flops_per_cycle_by_head_dim";
+      json const& by = entry["flops_per_cycle_by_head_dim"];
+      if (!by.is_object()) user_error("{}: expected an object", dpath);
+      for (auto const& [key, value] : by.items()) {
+        std::string const shown = json_quoted(key.substr(0, kMaxName));
+        bool const digits = !key.empty() && key.size() <= 4 && key.front() != '0' &&
+                            std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+        int const d = digits ? std::stoi(key) : 0;
+        if (d < 1 || d > 1024) user_error("{}: {} is not a head dimension (1..1024)", dpath, shown);
+        f.rates.flops_by_head_dim.push_back(
+            {d, static_cast<int>(integer(by, key.c_str(), dpath, 1, 1'000'000))});
+      }
+      std::sort(f.rates.flops_by_head_dim.begin(), f.rates.flops_by_head_dim.end(),
+                [](HeadDimFlops const& a, HeadDimFlops const& b) { return a.head_dim < b.head_dim; });
+    }
     f.source = text(entry, "source", fpath, kMaxText);
     p.families.push_back(std::move(f));
   }
   return p;
 }
+
+namespace {
+
+/// The "flops_per_cycle_by_head_dim" line of a family (with its newline), or nothing.
+std::string by_head_dim(KernelRates const& r) {
+  if (r.flops_by_head_dim.empty()) return {};
+  std::string out = "      \"flops_per_cycle_by_head_dim\": {";
+  for (std::size_t k = 0; k < r.flops_by_head_dim.size(); ++k) {
+    fmt::format_to(std::back_inserter(out), "{}\"{}\": {}", k > 0 ? ", " : "", r.flops_by_head_dim[k].head_dim,
+                   r.flops_by_head_dim[k].flops_per_cycle);
+  }
+  return out + "},\n";
+}
+
+}  // namespace
 
 std::string to_json(MachineProfile const& profile) {
   // Families in name order, as profile_from_json returns them.
@@ -143,10 +176,10 @@ std::string to_json(MachineProfile const& profile) {
     FamilyRates const& f = p.families[k];
     fmt::format_to(
         std::back_inserter(out),
-        "{}\n    {}: {{\n      \"flops_per_cycle\": {},\n      \"reduce_bytes_per_cycle\": {},\n"
+        "{}\n    {}: {{\n      \"flops_per_cycle\": {},\n{}      \"reduce_bytes_per_cycle\": {},\n"
         "      \"latency\": {},\n      \"dq_buffer\": {},\n      \"item_cycles\": {},\n"
         "      \"prepost_bytes_per_cycle\": {},\n{}      \"source\": {}\n    }}",
-        k > 0 ? "," : "", json_quoted(f.family), f.rates.flops_per_cycle,
+        k > 0 ? "," : "", json_quoted(f.family), f.rates.flops_per_cycle, by_head_dim(f.rates),
         f.rates.reduce_bytes_per_cycle, f.rates.latency, f.rates.dq_buffer, f.rates.item_cycles,
         f.rates.prepost_bytes_per_cycle,
         f.rates.hbm_bytes_per_cycle > 0

@@ -1,9 +1,9 @@
 #pragma once
 // A schedule's working set: how many heads (a (batch, q head)) it keeps in progress at once, and the
-// bytes they keep live (docs/model.md, "Working set"). The cost model has no memory term yet; this
-// is the quantity one would need. Measured on the H200 (docs/results/2026-12-04-h200-pytorch-op.md),
+// bytes they keep live (docs/model.md, "Working set"): what the memory floor (memory_floor.h)
+// holds against the L2. Measured on the H200 (docs/results/2026-12-04-h200-pytorch-op.md),
 // schedules whose heads' Q, dO and fp32 dQ accumulators together exceed the 50 MB L2 ran 12-31%
-// slower than ones within it, which the model, rating them 1-3% faster, does not see.
+// slower than ones within it, which the DAG, rating them 1-3% faster, does not see.
 #include <cstdint>
 
 #include "dagsim/core/problem.h"

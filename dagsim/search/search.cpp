@@ -85,7 +85,9 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
       Cycles const predicted = run.result->predicted();
       ++stats.simulations;
       named.makespan = makespan;
-      if (!best_named || predicted < result.best_named_predicted) {
+      bool const faster = predicted != result.best_named_predicted ? predicted < result.best_named_predicted
+                                                                   : makespan < result.best_named_makespan;
+      if (!best_named || faster) {
         result.best_named = run.name;
         result.best_named_makespan = makespan;
         result.best_named_predicted = predicted;
@@ -251,7 +253,11 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     result.predicted = confirmed.predicted();
     result.origin = best.origin;
   }
-  if (best_named && (!have_best || result.best_named_predicted < result.predicted)) {
+  // The prediction decides, then the makespan (SimResult::faster_than).
+  bool const named_faster = result.best_named_predicted != result.predicted
+                                ? result.best_named_predicted < result.predicted
+                                : result.best_named_makespan < result.makespan;
+  if (best_named && (!have_best || named_faster)) {
     result.schedule = *best_named;
     result.schedule.strategy = "search";
     result.makespan = result.best_named_makespan;

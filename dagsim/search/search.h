@@ -47,8 +47,10 @@ struct SearchOptions {
   bool exact = true;              ///< branch-and-bound on small instances (search_exact.h)
   /// > 0: the search keeps no schedule whose working set (working_set.h: the most bytes of Q, dO
   /// and dQ accumulator live at once) exceeds this many bytes, or the best named strategy's if
-  /// that is larger. The model has no memory term; on the H200, schedules that kept 2.6-5x its
-  /// L2 live ran 12-31% slower than the model said (docs/model.md, "Working set"). 0: no cap.
+  /// that is larger. The search minimizes the DAG's makespan, which has no memory term; on the
+  /// H200, schedules that kept 2.6-5x its L2 live ran 12-31% slower than the DAG said
+  /// (docs/model.md, "Working set"; the memory floor, memory_floor.h, decides only between the
+  /// search's schedule and the best named strategy). 0: no cap.
   std::int64_t max_live_bytes = kDefaultLiveCap;
   std::function<void(SearchProgress const&)> progress;  ///< called between rounds, if set
 };

@@ -139,6 +139,38 @@ TEST_CASE("calibrate: a simulated trace is fitted back to the rates that made it
                     Catch::Contains("no full step"));
 }
 
+TEST_CASE("calibrate: a step rate per head dim is fitted back per head dim") {
+  // Head dim 64 at its own rate (its steps do more elementwise work per FLOP), 128 at the common one.
+  KernelRates truth{1500, 24, 700, 2, 3000};
+  truth.flops_by_head_dim = {{64, 1200}};
+  std::vector<TraceRecord> traces;
+  traces.push_back(simulated_trace(causal_problem(1, 4, 4096, 128), 32, truth, "fa3"));
+  traces.push_back(simulated_trace(causal_problem(2, 4, 2048, 64), 32, truth, "descending"));
+  // The base has an entry for a head dim not traced (kept) and one for a traced one (replaced).
+  KernelRates base_rates{999, 9, 9, 2};
+  base_rates.flops_by_head_dim = {{64, 5}, {96, 777}};
+  std::vector<CalibrationFit> const fits = calibrate(traces, {{"sm90", base_rates, "base"}});
+  REQUIRE(fits.size() == 1);
+  CalibrationFit const& f = fits[0];
+  REQUIRE(f.flops_by_head_dim.size() == 2);
+  CHECK(f.flops_by_head_dim[0].first == 64);
+  CHECK(std::abs(f.flops_by_head_dim[0].second.value - 1200) <= 1);
+  CHECK(f.flops_by_head_dim[1].first == 128);
+  CHECK(std::abs(f.flops_by_head_dim[1].second.value - 1500) <= 1);
+  CHECK(std::abs(f.rates.flops_for(64) - 1200) <= 1);
+  CHECK(std::abs(f.rates.flops_for(128) - 1500) <= 1);
+  CHECK(f.rates.flops_for(96) == 777);
+  for (TraceRecord const& t : traces) {
+    INFO(t.problem.head_dim);
+    CHECK(default_model(t.problem, f.rates) == default_model(t.problem, truth));
+  }
+  // Under one F for both, the model of one of them is off.
+  KernelRates one = f.rates;
+  one.flops_by_head_dim.clear();
+  CHECK((default_model(traces[0].problem, one) != default_model(traces[0].problem, truth) ||
+         default_model(traces[1].problem, one) != default_model(traces[1].problem, truth)));
+}
+
 TEST_CASE("calibrate: dash calibrate writes a profile that reproduces a simulated trace") {
   dash::test::Scratch const scratch;
   fs::path const& dir = scratch.dir;

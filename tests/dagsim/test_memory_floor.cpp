@@ -11,6 +11,7 @@
 #include "dagsim/model/named_run.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/working_set.h"
+#include "dagsim/search/search.h"
 #include "fixtures.h"
 
 using namespace dash::sim;
@@ -145,4 +146,57 @@ TEST_CASE("memory floor: the fastest named strategy is the fastest predicted one
     }
   }
   CHECK(with.result->makespan > without.result->makespan);
+}
+
+TEST_CASE("memory floor: the prediction ranks first, the makespan breaks its ties",
+          "[memory_floor]") {
+  SimResult a;
+  SimResult b;
+  a.makespan = 100;
+  b.makespan = 90;
+  CHECK(b.faster_than(a));
+  a.memory.cycles = 500;  // both floor-bound at the same floor: the shorter critical path
+  b.memory.cycles = 500;
+  CHECK(b.faster_than(a));
+  CHECK_FALSE(a.faster_than(b));
+  b.memory.cycles = 501;
+  CHECK(a.faster_than(b));
+  CHECK_FALSE(a.faster_than(a));
+}
+
+TEST_CASE("memory floor: the search keeps the best named strategy where its prediction is faster",
+          "[memory_floor][search]") {
+  // The windowed shape of the test above: under an L2 of 40 MiB and a slow memory, descending
+  // (32 MiB live) is the fastest named prediction; the search's space (capped at 50 MiB) also holds
+  // schedules over the L2, whose floor binds.
+  Problem p;
+  p.batch = 2;
+  p.q_heads = 16;
+  p.kv_heads = 16;
+  p.seqlen_q = 8192;
+  p.seqlen_k = 8192;
+  p.head_dim = 128;
+  p.tile_m = 64;
+  p.tile_n = 128;
+  p.mask = parse_mask("window:1024,0");
+  KernelRates rates;
+  rates.flops_per_cycle = 2379;
+  rates.reduce_bytes_per_cycle = 15;
+  rates.latency = 1309;
+  rates.dq_buffer = 2;
+  rates.item_cycles = 5195;
+  rates.hbm_bytes_per_cycle = 50;
+  rates.l2_bytes = std::int64_t{40} << 20;
+  Machine const m = machine_preset("h200");
+  SearchOptions options;
+  options.max_evaluations = 64;
+  options.threads = 1;
+  SearchResult const r = search(p, m, default_model(p, rates), options);
+  CHECK(r.best_named == "descending");
+  CHECK(r.predicted == std::max(r.makespan, r.memory.cycles));
+  CHECK(r.predicted <= r.best_named_predicted);
+  SimResult const again = simulate(p, m, default_model(p, rates), r.schedule);
+  CHECK(again.makespan == r.makespan);
+  CHECK(again.memory.cycles == r.memory.cycles);
+  if (r.origin == "descending") CHECK(r.certificate.empty());
 }
