@@ -32,6 +32,32 @@ WorkItem item(int head, int steps) {
 /// Two CTAs, one head each, all three Q tiles of its one KV tile: both heads in progress at once.
 Schedule two_heads() { return make({{item(0, 3)}, {item(1, 3)}}, {{0}, {0}, {0}, {0}, {0}, {0}}); }
 
+/// d128, a (1024, 0) window, 8k, b2 h16 (the named strategies keep 32 to 72 MiB live).
+Problem windowed_8k() {
+  Problem p;
+  p.batch = 2;
+  p.q_heads = 16;
+  p.kv_heads = 16;
+  p.seqlen_q = 8192;
+  p.seqlen_k = 8192;
+  p.head_dim = 128;
+  p.tile_m = 64;
+  p.tile_n = 128;
+  p.mask = parse_mask("window:1024,0");
+  return p;
+}
+
+/// The sm90 family's rates in profiles/h200.json, without its floor.
+KernelRates sm90_rates() {
+  KernelRates rates;
+  rates.flops_per_cycle = 2379;
+  rates.reduce_bytes_per_cycle = 15;
+  rates.latency = 1309;
+  rates.dq_buffer = 2;
+  rates.item_cycles = 5195;
+  return rates;
+}
+
 }  // namespace
 
 TEST_CASE("memory floor: compulsory bytes plus the missing part of every step's traffic",
@@ -107,23 +133,9 @@ TEST_CASE("memory floor: the fastest named strategy is the fastest predicted one
   // d128, a (1024, 0) window, 8k, b2 h16 on the H200's 132 SMs: shift has the shortest makespan
   // and keeps 56 MiB live, descending 32 MiB. Under an L2 of 40 MiB and a memory so slow that every
   // floor binds, descending is the fastest prediction.
-  Problem p;
-  p.batch = 2;
-  p.q_heads = 16;
-  p.kv_heads = 16;
-  p.seqlen_q = 8192;
-  p.seqlen_k = 8192;
-  p.head_dim = 128;
-  p.tile_m = 64;
-  p.tile_n = 128;
-  p.mask = parse_mask("window:1024,0");
+  Problem const p = windowed_8k();
   Machine const m = machine_preset("h200");
-  KernelRates rates;  // the sm90 family's in profiles/h200.json
-  rates.flops_per_cycle = 2379;
-  rates.reduce_bytes_per_cycle = 15;
-  rates.latency = 1309;
-  rates.dq_buffer = 2;
-  rates.item_cycles = 5195;
+  KernelRates const rates = sm90_rates();
   CostModel cost = default_model(p, rates);
   NamedRun const without = fastest_named(p, m, cost, LaunchModel::kPersistent);
   CHECK(without.name == "shift");
@@ -169,22 +181,8 @@ TEST_CASE("memory floor: the search keeps the best named strategy where its pred
   // The windowed shape of the test above: under an L2 of 40 MiB and a slow memory, descending
   // (32 MiB live) is the fastest named prediction; the search's space (capped at 50 MiB) also holds
   // schedules over the L2, whose floor binds.
-  Problem p;
-  p.batch = 2;
-  p.q_heads = 16;
-  p.kv_heads = 16;
-  p.seqlen_q = 8192;
-  p.seqlen_k = 8192;
-  p.head_dim = 128;
-  p.tile_m = 64;
-  p.tile_n = 128;
-  p.mask = parse_mask("window:1024,0");
-  KernelRates rates;
-  rates.flops_per_cycle = 2379;
-  rates.reduce_bytes_per_cycle = 15;
-  rates.latency = 1309;
-  rates.dq_buffer = 2;
-  rates.item_cycles = 5195;
+  Problem const p = windowed_8k();
+  KernelRates rates = sm90_rates();
   rates.hbm_bytes_per_cycle = 50;
   rates.l2_bytes = std::int64_t{40} << 20;
   Machine const m = machine_preset("h200");
