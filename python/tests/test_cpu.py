@@ -259,11 +259,13 @@ def test_search_spec_carries_the_live_cap():
              "strategy": "search", "evaluations": 32}
     capped = _lib.make_schedule({**query, "live_cap_bytes": spec["live_cap_bytes"]})
     free = _lib.make_schedule({**query, "live_cap_bytes": 0})
-    # Uncapped, the search starts all 128 heads at once and the model rates that faster; capped,
-    # it keeps symmetric-shift's 17 heads (34 MiB), whose makespan it then reports.
-    assert free["makespan"] < capped["makespan"]
     named = _lib.make_schedule({**query, "strategy": "symmetric-shift"})
     assert capped["makespan"] <= named["makespan"]
+    # Uncapped, the search's own schedule starts all 128 heads at once (256 MiB live), which the
+    # DAG rates 3% faster; its memory floor at the H200's bandwidth (docs/model.md, "The memory
+    # floor") rates it 12% slower, so the search keeps symmetric-shift's 17 heads (34 MiB).
+    assert free["predicted"] <= named["predicted"]
+    assert free["makespan"] == named["makespan"]
     # The spec's cap is the library's default (search.h, kDefaultLiveCap): a spec without the
     # field searches the same space.
     assert _lib.make_schedule(query)["document"] == capped["document"]
