@@ -21,10 +21,7 @@ MemoryFloor memory_floor(Problem const& problem, Schedule const& schedule, CostM
   std::int64_t const tm = problem.tile_m;
   // Q and dO tiles, LSE and dPsum (fp32 per row), the fp32 dQ accumulator read and written.
   f.step_bytes = tm * d * 2 * kElemBytes + tm * 8 + tm * d * 8;
-  for (Cta const& cta : schedule.ctas) {
-    for (WorkItem const& item : cta.items)
-      f.steps += static_cast<std::int64_t>(item.q_order.size());
-  }
+  f.steps = count_steps(schedule);
   if (live.max_bytes > cost.l2_bytes) {
     f.miss_permille = (1000 * (live.max_bytes - cost.l2_bytes)) / live.max_bytes;
   }

@@ -54,10 +54,17 @@ struct SimResult {
   /// The order of two predictions: the prediction, then the makespan. Where the floor binds for
   /// both (the compulsory traffic of a short sequence can), the shorter critical path still runs
   /// faster.
-  [[nodiscard]] bool faster_than(SimResult const& other) const {
-    return predicted() != other.predicted() ? predicted() < other.predicted() : makespan < other.makespan;
-  }
+  [[nodiscard]] bool faster_than(SimResult const& other) const;
 };
+
+/// The order of SimResult::faster_than on (prediction, makespan) pairs kept without their results.
+inline bool predicted_faster(Cycles predicted, Cycles makespan, Cycles other_predicted, Cycles other_makespan) {
+  return predicted != other_predicted ? predicted < other_predicted : makespan < other_makespan;
+}
+
+inline bool SimResult::faster_than(SimResult const& other) const {
+  return predicted_faster(predicted(), makespan, other.predicted(), other.makespan);
+}
 
 /// Longest-path evaluation. The schedule must be valid (validate()).
 SimResult simulate(Problem const& problem, Machine const& machine, CostModel const& cost,

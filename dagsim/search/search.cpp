@@ -85,9 +85,8 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
       Cycles const predicted = run.result->predicted();
       ++stats.simulations;
       named.makespan = makespan;
-      bool const faster = predicted != result.best_named_predicted ? predicted < result.best_named_predicted
-                                                                   : makespan < result.best_named_makespan;
-      if (!best_named || faster) {
+      if (!best_named ||
+          predicted_faster(predicted, makespan, result.best_named_predicted, result.best_named_makespan)) {
         result.best_named = run.name;
         result.best_named_makespan = makespan;
         result.best_named_predicted = predicted;
@@ -253,11 +252,8 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     result.predicted = confirmed.predicted();
     result.origin = best.origin;
   }
-  // The prediction decides, then the makespan (SimResult::faster_than).
-  bool const named_faster = result.best_named_predicted != result.predicted
-                                ? result.best_named_predicted < result.predicted
-                                : result.best_named_makespan < result.makespan;
-  if (best_named && (!have_best || named_faster)) {
+  if (best_named && (!have_best || predicted_faster(result.best_named_predicted, result.best_named_makespan,
+                                                    result.predicted, result.makespan))) {
     result.schedule = *best_named;
     result.schedule.strategy = "search";
     result.makespan = result.best_named_makespan;
