@@ -95,17 +95,13 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
       auto rate = [](sim::RateFit const& r) {
         return nlohmann::json{{"median", r.value}, {"spread", r.spread}, {"samples", r.samples}};
       };
-      j["families"].push_back({{"family", f.family},
-                               {"flops_per_cycle", f.rates.flops_per_cycle},
-                               {"reduce_bytes_per_cycle", f.rates.reduce_bytes_per_cycle},
-                               {"latency", f.rates.latency},
-                               {"dq_buffer", f.rates.dq_buffer},
-                               {"item_cycles", f.rates.item_cycles},
-                               {"fit",
-                                {{"flops_per_cycle", rate(f.flops_per_cycle)},
-                                 {"reduce_bytes_per_cycle", rate(f.bytes_per_cycle)},
-                                 {"latency", rate(f.latency)},
-                                 {"item_cycles", rate(f.item)}}}});
+      nlohmann::json family = sim::rates_to_json(f.rates);
+      family["family"] = f.family;
+      family["fit"] = {{"flops_per_cycle", rate(f.flops_per_cycle)},
+                       {"reduce_bytes_per_cycle", rate(f.bytes_per_cycle)},
+                       {"latency", rate(f.latency)},
+                       {"item_cycles", rate(f.item)}};
+      j["families"].push_back(std::move(family));
       nlohmann::json by = nlohmann::json::object();
       for (auto const& [d, r] : f.flops_by_head_dim) {
         by[std::to_string(d)] = {{"flops_per_cycle", f.rates.flops_for(d)}, {"fit", rate(r)}};

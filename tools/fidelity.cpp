@@ -38,37 +38,6 @@ nlohmann::json summary_json(Fidelity const& f) {
           {"mean_abs_log_time_error", f.time_error},       {"max_abs_log_time_error", f.time_error_max}};
 }
 
-nlohmann::json rates_json(sim::KernelRates const& r) {
-  return {{"flops_per_cycle", r.flops_per_cycle},
-          {"reduce_bytes_per_cycle", r.reduce_bytes_per_cycle},
-          {"latency", r.latency},
-          {"dq_buffer", r.dq_buffer},
-          {"item_cycles", r.item_cycles},
-          {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle},
-          {"hbm_bytes_per_cycle", r.hbm_bytes_per_cycle},
-          {"l2_bytes", r.l2_bytes},
-          {"flops_per_cycle_by_head_dim", [&] {
-             nlohmann::json by = nlohmann::json::object();
-             for (auto const& e : r.flops_by_head_dim) by[std::to_string(e.head_dim)] = e.flops_per_cycle;
-             return by;
-           }()}};
-}
-
-std::string rates_line(sim::KernelRates const& r) {
-  std::string const floor = r.hbm_bytes_per_cycle > 0
-                                ? fmt::format(", memory floor {} B/cycle over {} MiB of L2", r.hbm_bytes_per_cycle,
-                                              r.l2_bytes / (1 << 20))
-                                : std::string(", no memory floor");
-  std::string by;
-  for (auto const& e : r.flops_by_head_dim) {
-    by += fmt::format("{}d{} {}", by.empty() ? " (" : ", ", e.head_dim, e.flops_per_cycle);
-  }
-  if (!by.empty()) by += ")";
-  return fmt::format("F {}{}, B {}, L {}, k {}, o {}, pre/post {} B/cycle{}", r.flops_per_cycle, by,
-                     r.reduce_bytes_per_cycle, r.latency, r.dq_buffer, r.item_cycles, r.prepost_bytes_per_cycle,
-                     floor);
-}
-
 /// One row of the JSON report: the measured row under the profile's rates and, with --fit, the
 /// fitted rates' prediction of it.
 nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
@@ -133,11 +102,11 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   if (o.json) {
     nlohmann::json j;
     j["family"] = o.family;
-    j["rates"] = rates_json(base);
+    j["rates"] = sim::rates_to_json(base);
     j["fit"] = summary_json(before);
     if (!held_out.empty()) j["held_out"] = summary_json(before_held);
     if (o.fit) {
-      j["fitted"] = {{"rates", rates_json(fitted)}, {"fit", summary_json(after)}};
+      j["fitted"] = {{"rates", sim::rates_to_json(fitted)}, {"fit", summary_json(after)}};
       if (!held_out.empty()) j["fitted"]["held_out"] = summary_json(after_held);
     }
     j["rows"] = nlohmann::json::array();
@@ -166,11 +135,11 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   table("fitting set", before, after);
   if (!held_out.empty()) table("held out", before_held, after_held);
   std::printf("%s %s rates: %s\n", o.family.c_str(), sub.count("--profile") > 0 ? o.profile.c_str() : "built-in",
-              rates_line(base).c_str());
+              sim::rates_line(base).c_str());
   std::fputs(summary_line("  fitting set", before).c_str(), stdout);
   if (!held_out.empty()) std::fputs(summary_line("  held out", before_held).c_str(), stdout);
   if (o.fit) {
-    std::printf("fitted: %s\n", rates_line(fitted).c_str());
+    std::printf("fitted: %s\n", sim::rates_line(fitted).c_str());
     std::fputs(summary_line("  fitting set", after).c_str(), stdout);
     if (!held_out.empty()) std::fputs(summary_line("  held out", after_held).c_str(), stdout);
   }

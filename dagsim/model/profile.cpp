@@ -192,6 +192,37 @@ std::string to_json(MachineProfile const& profile) {
   return out;
 }
 
+nlohmann::json rates_to_json(KernelRates const& r) {
+  return {{"flops_per_cycle", r.flops_per_cycle},
+          {"reduce_bytes_per_cycle", r.reduce_bytes_per_cycle},
+          {"latency", r.latency},
+          {"dq_buffer", r.dq_buffer},
+          {"item_cycles", r.item_cycles},
+          {"prepost_bytes_per_cycle", r.prepost_bytes_per_cycle},
+          {"hbm_bytes_per_cycle", r.hbm_bytes_per_cycle},
+          {"l2_bytes", r.l2_bytes},
+          {"flops_per_cycle_by_head_dim", [&] {
+             nlohmann::json by = nlohmann::json::object();
+             for (auto const& e : r.flops_by_head_dim) by[std::to_string(e.head_dim)] = e.flops_per_cycle;
+             return by;
+           }()}};
+}
+
+std::string rates_line(KernelRates const& r) {
+  std::string const floor = r.hbm_bytes_per_cycle > 0
+                                ? fmt::format(", memory floor {} B/cycle over {} MiB of L2", r.hbm_bytes_per_cycle,
+                                              r.l2_bytes / (1 << 20))
+                                : std::string(", no memory floor");
+  std::string by;
+  for (auto const& e : r.flops_by_head_dim) {
+    by += fmt::format("{}d{} {}", by.empty() ? " (" : ", ", e.head_dim, e.flops_per_cycle);
+  }
+  if (!by.empty()) by += ")";
+  return fmt::format("F {}{}, B {}, L {}, k {}, o {}, pre/post {} B/cycle{}", r.flops_per_cycle, by,
+                     r.reduce_bytes_per_cycle, r.latency, r.dq_buffer, r.item_cycles, r.prepost_bytes_per_cycle,
+                     floor);
+}
+
 MachineProfile read_profile_file(std::string const& path,
                                  std::span<std::string_view const> families) {
   return read_user_document(path, "profile", kMaxFileBytes,

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "dagsim/model/cost_model.h"
 
 namespace dash::sim {
@@ -40,6 +42,12 @@ std::string to_json(MachineProfile const& profile);
 /// profile_from_json of a file (at most 1 MiB), the path in every error.
 MachineProfile read_profile_file(std::string const& path,
                                  std::span<std::string_view const> families);
+
+/// A family's rates as a JSON object, with the profile's key names (reports: dash fidelity, dash
+/// calibrate).
+nlohmann::json rates_to_json(KernelRates const& rates);
+/// The rates on one line: "F 2379 (d64 ..), B 15, L 1309, k 2, o 5195, pre/post 843 B/cycle, ...".
+std::string rates_line(KernelRates const& rates);
 
 /// The built-in profile (profiles/h200.json, compiled in): the default rates of every family.
 MachineProfile const& builtin_profile();
