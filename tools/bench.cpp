@@ -157,6 +157,7 @@ struct Prediction {
   std::optional<sim::Schedule> schedule;
   std::string refused;
   std::optional<sim::Cycles> makespan;  ///< SimResult::predicted(): the makespan or the memory floor
+  std::int64_t live_bytes = 0;          ///< the schedule's working set (WorkingSet::max_bytes)
 };
 
 /// `dash search`'s best schedule of one shape: persistent launch, the seed and stream count of
@@ -182,11 +183,13 @@ std::vector<Prediction> predict(sim::Problem const& p, sim::Machine const& machi
       if (name == kSearchStrategy) {
         sim::SearchResult r = search_shape(p, machine, cost, search_evals);
         pred.makespan = r.predicted;
+        pred.live_bytes = r.working_set.max_bytes;
         pred.schedule = std::move(r.schedule);  // validated and simulated by search()
       } else {
         sim::NamedRun run = sim::run_named(name, p, machine, cost, sim::LaunchModel::kPersistent);
         if (!run.ran()) user_error("{}", run.refused);
         pred.makespan = run.result->predicted();
+        pred.live_bytes = run.result->live.max_bytes;
         pred.schedule = std::move(run.schedule);
       }
     } catch (UserError const& e) {
@@ -325,7 +328,9 @@ void run_bench(BenchOptions const& o) {
       if (!(f.document.problem == p)) continue;
       Prediction pred;
       pred.schedule = f.document.schedule;
-      pred.makespan = sim::simulate(p, machine, cost, f.document.schedule).predicted();
+      sim::SimResult const file_run = sim::simulate(p, machine, cost, f.document.schedule);
+      pred.makespan = file_run.predicted();
+      pred.live_bytes = file_run.live.max_bytes;
       rows.emplace_back(f.name, predictions.size());
       predictions.push_back(std::move(pred));
     }
@@ -340,7 +345,7 @@ void run_bench(BenchOptions const& o) {
         }
       }
       std::optional<std::int64_t> live_bytes;  // one per schedule, beside both modes
-      if (pred.schedule) live_bytes = sim::working_set(p, *pred.schedule, machine.sms).max_bytes;
+      if (pred.schedule) live_bytes = pred.live_bytes;
       for (BenchMode mode : modes) {
         BenchRecord r;
         r.problem = p;

@@ -88,7 +88,7 @@ void run_simulate(SimulateOptions const& opts) {
     path_compute += result.dag.nodes[static_cast<std::size_t>(id)].kind == sim::NodeKind::kCompute;
   }
   auto const path_nodes = static_cast<std::int64_t>(result.critical_path.size());
-  sim::WorkingSet const live = sim::working_set(resolved.problem, schedule, resolved.machine.sms);
+  sim::WorkingSet const& live = result.live;
 
   if (o.json) {
     nlohmann::json j = {

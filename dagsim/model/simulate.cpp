@@ -279,9 +279,8 @@ SimResult simulate(Problem const& problem, Machine const& machine, CostModel con
   LongestPath lp = longest_path(dag, base);
 
   result.steps = count_steps(schedule);
-  if (cost.hbm_bytes_per_cycle > 0) {
-    result.memory = memory_floor(problem, schedule, cost, working_set(problem, schedule, machine.sms));
-  }
+  result.live = working_set(problem, schedule, machine.sms);
+  if (cost.hbm_bytes_per_cycle > 0) result.memory = memory_floor(problem, schedule, cost, result.live);
   int last = -1;  // the first node to finish last: where the critical path ends
 
   // Per-CTA split. Lanes: with k == 0 every node of a CTA is on the SM in program order; with

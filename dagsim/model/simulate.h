@@ -12,6 +12,7 @@
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/dag.h"
 #include "dagsim/model/memory_floor.h"
+#include "dagsim/model/working_set.h"
 
 namespace dash::sim {
 
@@ -40,6 +41,7 @@ struct SimResult {
   /// The memory floor (memory_floor.h) when the cost model has one; makespan and floor taken
   /// together are the prediction (predicted()).
   MemoryFloor memory;
+  WorkingSet live;  ///< the schedule's working set (working_set.h, one slot per SM)
   std::int64_t steps = 0;
   std::vector<CtaStats> ctas;
   std::vector<int> critical_path;  ///< node ids into `dag.nodes`, first to last

@@ -75,6 +75,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
   // Stage 1: the named strategies, exactly as they are (their own ranks), by simulate().
   std::optional<Schedule> best_named;
   MemoryFloor best_named_memory;
+  WorkingSet best_named_live;
   std::vector<Candidate> seeds;
   for (auto const& name : strategy_names()) {
     // One at a time: a simulation keeps its whole DAG, and only the makespan is needed here.
@@ -91,6 +92,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
         result.best_named_makespan = makespan;
         result.best_named_predicted = predicted;
         best_named_memory = run.result->memory;
+        best_named_live = run.result->live;
         best_named = run.schedule;
       }
       if (plans_complete) seeds.push_back(Candidate{run.name, evaluator.from_schedule(run.schedule), {}});
@@ -103,7 +105,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
 
   // The working-set cap (SearchOptions::max_live_bytes), never below the best named strategy's.
   auto const live = [&](Schedule const& s) { return working_set(problem, s, machine.sms); };
-  if (best_named) result.best_named_working_set = live(*best_named);
+  if (best_named) result.best_named_working_set = best_named_live;
   if (options.max_live_bytes > 0) {
     result.live_cap = std::max(options.max_live_bytes, result.best_named_working_set.max_bytes);
   }
@@ -249,6 +251,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     result.schedule = std::move(schedule);
     result.makespan = makespan;
     result.memory = confirmed.memory;
+    result.working_set = confirmed.live;
     result.predicted = confirmed.predicted();
     result.origin = best.origin;
   }
@@ -258,13 +261,13 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
     result.schedule.strategy = "search";
     result.makespan = result.best_named_makespan;
     result.memory = best_named_memory;
+    result.working_set = best_named_live;
     result.predicted = result.best_named_predicted;
     result.origin = result.best_named;
     result.certificate.clear();  // the exhaustive space did not contain this one
   }
   if (!have_best && !best_named) user_error("search found no valid schedule for this problem");
   result.gap = gap_to_bound(result.makespan, result.lower_bound);
-  result.working_set = live(result.schedule);
   if (result.makespan <= result.lower_bound) result.certificate = "bound met";
   result.optimal = !result.certificate.empty();
 
