@@ -26,6 +26,7 @@
 #include "runtime/kernels/family.h"
 #include "runtime/kernels/family_model.h"
 #include "tests/cli/dash_process.h"
+#include "tests/shape.h"
 
 namespace {
 
@@ -45,14 +46,8 @@ void check_refused(Result const& r, std::string const& expected) {
 }
 
 dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind mask) {
-  dash::sim::Problem p;
-  p.batch = 16384 / seqlen;
-  p.q_heads = p.kv_heads = 2048 / head_dim;
-  p.seqlen_q = p.seqlen_k = seqlen;
-  p.head_dim = head_dim;
-  p.tile_m = dash::rt::family_tile_m(dash::rt::kDefaultFamily, head_dim);  // the grid's default: the CUDA kernel's tiles
-  p.mask = dash::sim::Mask{mask, 0, 0};
-  return p;
+  // The grid's default: the CUDA kernel's tiles.
+  return dash::test::kernel_shape(16384 / seqlen, 2048 / head_dim, seqlen, head_dim, dash::sim::Mask{mask, 0, 0});
 }
 
 /// One head dim 128 causal 1k sequence of 6 heads: the one-shape runs' problem.

@@ -22,6 +22,7 @@
 #include "dagsim/model/trace.h"
 #include "runtime/kernels/family_model.h"
 #include "tests/cli/dash_process.h"
+#include "tests/shape.h"
 
 namespace {
 
@@ -31,15 +32,8 @@ using dash::test::Output;
 using dash::test::run_dash;
 
 Problem causal_problem(int batch, int heads, int seqlen, int head_dim) {
-  Problem p;
-  p.batch = batch;
-  p.q_heads = p.kv_heads = heads;
-  p.seqlen_q = p.seqlen_k = seqlen;
-  p.head_dim = head_dim;
-  p.tile_m = dash::rt::family_tile_m(dash::rt::KernelFamily::kSm90, head_dim);
-  p.tile_n = dash::rt::family_tile_n(dash::rt::KernelFamily::kSm90);
-  p.mask = Mask{MaskKind::kCausal, 0, 0};
-  return p;
+  return dash::test::kernel_shape(batch, heads, seqlen, head_dim, Mask{MaskKind::kCausal, 0, 0},
+                                  dash::rt::KernelFamily::kSm90);
 }
 
 /// The simulator's trace of `strategy` on `p` under `rates`, written and read back.

@@ -23,6 +23,7 @@
 #include "dagsim/model/simulate.h"
 #include "tests/cli/dash_process.h"
 #include "tools/bench_fidelity.h"
+#include "tests/shape.h"
 
 namespace {
 
@@ -33,14 +34,7 @@ using dash::test::Output;
 using dash::test::run_dash;
 
 Problem shape(int heads, int seqlen, char const* mask) {
-  Problem p;
-  p.q_heads = p.kv_heads = heads;
-  p.seqlen_q = p.seqlen_k = seqlen;
-  p.head_dim = 128;
-  p.tile_m = 64;
-  p.tile_n = 128;
-  p.mask = parse_mask(mask);
-  return p;
+  return dash::test::kernel_shape(1, heads, seqlen, 128, parse_mask(mask));
 }
 
 /// A bench record as `dash bench --json` writes one (the fields the reader uses).

@@ -13,6 +13,7 @@
 #include "dagsim/model/working_set.h"
 #include "dagsim/search/search.h"
 #include "fixtures.h"
+#include "tests/shape.h"
 
 using namespace dash::sim;
 using dash::sim::testing::costs;
@@ -33,19 +34,7 @@ WorkItem item(int head, int steps) {
 Schedule two_heads() { return make({{item(0, 3)}, {item(1, 3)}}, {{0}, {0}, {0}, {0}, {0}, {0}}); }
 
 /// d128, a (1024, 0) window, 8k, b2 h16 (the named strategies keep 32 to 72 MiB live).
-Problem windowed_8k() {
-  Problem p;
-  p.batch = 2;
-  p.q_heads = 16;
-  p.kv_heads = 16;
-  p.seqlen_q = 8192;
-  p.seqlen_k = 8192;
-  p.head_dim = 128;
-  p.tile_m = 64;
-  p.tile_n = 128;
-  p.mask = parse_mask("window:1024,0");
-  return p;
-}
+Problem windowed_8k() { return dash::test::kernel_shape(2, 16, 8192, 128, parse_mask("window:1024,0")); }
 
 /// The sm90 family's rates in profiles/h200.json, without its floor.
 KernelRates sm90_rates() {

@@ -6,6 +6,7 @@
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/working_set.h"
 #include "fixtures.h"
+#include "tests/shape.h"
 
 using namespace dash::sim;
 using dash::sim::testing::grid;
@@ -22,17 +23,7 @@ WorkItem item(int batch, int head, int steps) {
 }
 
 Problem grid_shape(int batch, int heads, int seqlen, int head_dim) {
-  Problem p;
-  p.batch = batch;
-  p.q_heads = heads;
-  p.kv_heads = heads;
-  p.seqlen_q = seqlen;
-  p.seqlen_k = seqlen;
-  p.head_dim = head_dim;
-  p.tile_m = head_dim == 128 ? 64 : 128;
-  p.tile_n = 128;
-  p.mask = parse_mask("causal");
-  return p;
+  return dash::test::kernel_shape(batch, heads, seqlen, head_dim, parse_mask("causal"));
 }
 
 }  // namespace
