@@ -53,7 +53,9 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
     std::vector<decltype(shapes)::key_type> order;
     for (json const& r : doc) {
       if (!r.is_object()) user_error("{}: a record is not an object", file);
-      if (string_field(r, "status", file) != "ok" || string_field(r, "mode", file) != "det") continue;
+      if (string_field(r, "status", file) != "ok") continue;
+      std::string const mode = string_field(r, "mode", file);
+      if (mode != "det" && mode != "nondet") continue;
       if (!r.contains("measured") || r["measured"] != true || !r.contains("ms") || !r["ms"].is_number()) continue;
       std::string const strategy = string_field(r, "strategy", file);
       if (std::find(names.begin(), names.end(), strategy) == names.end()) continue;  // search, ...
@@ -80,21 +82,35 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
         order.push_back(key);
       }
       MeasuredShape& s = it->second;
-      if (std::find(s.strategies.begin(), s.strategies.end(), strategy) != s.strategies.end()) {
-        user_error("{}: two det records of {} for one shape", file, strategy);
-      }
       double const ms = r["ms"].get<double>();
       if (!(ms > 0) || !std::isfinite(ms)) user_error("{}: a record's \"ms\" is not a positive time", file);
-      s.strategies.push_back(strategy);
-      s.ms.push_back(ms);
+      auto at = std::find(s.strategies.begin(), s.strategies.end(), strategy);
+      if (at == s.strategies.end()) {
+        s.strategies.push_back(strategy);
+        s.ms.push_back(0);
+        s.nondet_ms.push_back(0);
+        at = s.strategies.end() - 1;
+      }
+      auto const i = static_cast<std::size_t>(at - s.strategies.begin());
+      double& slot = mode == "det" ? s.ms[i] : s.nondet_ms[i];
+      if (slot > 0) user_error("{}: two {} records of {} for one shape", file, mode, strategy);
+      slot = ms;
     }
     for (auto const& key : order) {
       MeasuredShape s = shapes[key];
+      // A strategy measured only without order has no place in the comparison.
+      for (std::size_t i = s.strategies.size(); i-- > 0;) {
+        if (s.ms[i] > 0) continue;
+        s.strategies.erase(s.strategies.begin() + static_cast<std::ptrdiff_t>(i));
+        s.ms.erase(s.ms.begin() + static_cast<std::ptrdiff_t>(i));
+        s.nondet_ms.erase(s.nondet_ms.begin() + static_cast<std::ptrdiff_t>(i));
+      }
       auto const fa3 = std::find(s.strategies.begin(), s.strategies.end(), "fa3");
       if (fa3 == s.strategies.end()) continue;  // no reference for the speedups
       auto const k = fa3 - s.strategies.begin();
       std::swap(s.strategies[0], s.strategies[static_cast<std::size_t>(k)]);
       std::swap(s.ms[0], s.ms[static_cast<std::size_t>(k)]);
+      std::swap(s.nondet_ms[0], s.nondet_ms[static_cast<std::size_t>(k)]);
       out.push_back(std::move(s));
     }
   }
@@ -116,7 +132,7 @@ ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes) {
 }
 
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                           sim::KernelRates const& rates, int clock_mhz) {
+                           sim::KernelRates const& rates, int clock_mhz, bool order) {
   DASH_ASSERT(clock_mhz > 0);
   DASH_ASSERT(schedules.size() == shapes.size());
   // One task per shape; each simulates the shape's strategies.
@@ -124,9 +140,15 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
     MeasuredShape const& s = shapes[k];
     sim::Machine const m = sim::machine_with_sms(s.sms);
     sim::CostModel const cost = sim::default_model(s.problem, rates);
+    sim::CostModel unordered = cost;
+    unordered.ordered = false;
+    // Per strategy: ordered, then unordered (0 where not wanted).
     std::vector<sim::Cycles> makespans;
-    for (sim::Schedule const& schedule : schedules[k]) {
+    for (std::size_t i = 0; i < schedules[k].size(); ++i) {
+      sim::Schedule const& schedule = schedules[k][i];
       makespans.push_back(sim::simulate(s.problem, m, cost, schedule).predicted());
+      bool const want = order && i < s.nondet_ms.size() && s.nondet_ms[i] > 0;
+      makespans.push_back(want ? sim::simulate(s.problem, m, unordered, schedule).predicted() : 0);
     }
     return makespans;
   };
@@ -142,6 +164,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
   Fidelity f;
   double speedup_sum = 0;
   double time_sum = 0;
+  double order_sum = 0;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     MeasuredShape const& s = shapes[k];
     // The measured call includes the pre- and postprocess passes: so does the prediction.
@@ -150,10 +173,20 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
       FidelityRow row;
       row.shape = &s;
       row.strategy = s.strategies[i];
-      row.predicted = predicted[k][i];
+      row.predicted = predicted[k][2 * i];
       row.measured_ms = s.ms[i];
       row.predicted_speedup =
-          static_cast<double>(predicted[k][0] + prepost) / static_cast<double>(predicted[k][i] + prepost);
+          static_cast<double>(predicted[k][0] + prepost) / static_cast<double>(predicted[k][2 * i] + prepost);
+      if (sim::Cycles const unordered = predicted[k][2 * i + 1]; unordered > 0) {
+        row.predicted_order_cost = static_cast<double>(row.predicted + prepost) /
+                                   static_cast<double>(unordered + sim::prepost_cycles(s.problem, rates, false));
+        row.measured_order_cost = s.ms[i] / s.nondet_ms[i];
+        double const e = std::fabs(std::log(row.predicted_order_cost / row.measured_order_cost));
+        order_sum += e;
+        f.order_error_max = std::max(f.order_error_max, e);
+        f.order_within_3pct += e <= std::log(1.03) ? 1 : 0;
+        ++f.order_compared;
+      }
       row.measured_speedup = s.ms[0] / s.ms[i];
       double const predicted_ms = static_cast<double>(row.predicted + prepost) / (clock_mhz * 1000.0);
       double const t = std::fabs(std::log(predicted_ms / row.measured_ms));
@@ -171,6 +204,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
   }
   f.speedup_error = f.compared > 0 ? speedup_sum / f.compared : 0.0;
   f.time_error = f.rows.empty() ? 0.0 : time_sum / static_cast<double>(f.rows.size());
+  f.order_error = f.order_compared > 0 ? order_sum / f.order_compared : 0.0;
   return f;
 }
 
@@ -181,7 +215,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
                            sim::KernelRates start, int clock_mhz) {
   auto objective = [&](sim::KernelRates const& r) {
-    Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz);
+    Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz, false);
     return f.speedup_error + f.time_error;
   };
   sim::KernelRates best = start;

@@ -20,11 +20,13 @@ struct MeasuredShape {
   std::string source;  ///< file it came from
   std::vector<std::string> strategies;  ///< fa3 first
   std::vector<double> ms;               ///< per strategy
+  /// Per strategy: the non-deterministic (atomic) median time where the file has it, else 0.
+  std::vector<double> nondet_ms;
 };
 
 /// The shapes of `dash bench --json` files with a measured deterministic fa3 record: each file's
-/// det records of the named strategies (search's schedules are not rebuilt here). UserError on a
-/// file that is not such a document.
+/// det records of the named strategies (search's schedules are not rebuilt here), with their
+/// nondet records beside them. UserError on a file that is not such a document.
 std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& files);
 
 struct FidelityRow {
@@ -34,6 +36,10 @@ struct FidelityRow {
   double measured_ms = 0;
   double predicted_speedup = 0;  ///< over fa3 (fa3: 1)
   double measured_speedup = 0;
+  /// The price of the order: det time / nondet time, predicted (the ordered model against the
+  /// unordered one, CostModel::ordered) and measured; 0 where the nondet run was not measured.
+  double predicted_order_cost = 0;
+  double measured_order_cost = 0;
 };
 
 struct Fidelity {
@@ -45,6 +51,11 @@ struct Fidelity {
   /// Rows whose predicted speedup is within 3% of the measured one (non-fa3 rows).
   int within_3pct = 0;
   int compared = 0;
+  /// The same for the price of the order (rows with a nondet time, fa3's too).
+  double order_error = 0;
+  double order_error_max = 0;
+  int order_within_3pct = 0;
+  int order_compared = 0;
 };
 
 /// The schedules of each shape's strategies, made for its SMs. They do not depend on the rates:
@@ -53,9 +64,10 @@ using ShapeSchedules = std::vector<std::vector<sim::Schedule>>;
 ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes);
 
 /// Every shape simulated under `rates` (the default model of each problem), cycles at `clock_mhz`;
-/// `schedules` = make_schedules(shapes).
+/// `schedules` = make_schedules(shapes). With `order`, strategies with a nondet time are
+/// simulated unordered too (the price of the order); the fit does without.
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                           sim::KernelRates const& rates, int clock_mhz);
+                           sim::KernelRates const& rates, int clock_mhz, bool order = true);
 /// The same, building the schedules.
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz);
 

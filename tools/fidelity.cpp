@@ -35,7 +35,9 @@ struct FidelityOptions {
 nlohmann::json summary_json(Fidelity const& f) {
   return {{"mean_abs_log_speedup_error", f.speedup_error}, {"max_abs_log_speedup_error", f.speedup_error_max},
           {"speedups_within_3pct", f.within_3pct},         {"speedups_compared", f.compared},
-          {"mean_abs_log_time_error", f.time_error},       {"max_abs_log_time_error", f.time_error_max}};
+          {"mean_abs_log_time_error", f.time_error},       {"max_abs_log_time_error", f.time_error_max},
+          {"mean_abs_log_order_cost_error", f.order_error}, {"max_abs_log_order_cost_error", f.order_error_max},
+          {"order_costs_within_3pct", f.order_within_3pct}, {"order_costs_compared", f.order_compared}};
 }
 
 /// One row of the JSON report: the measured row under the profile's rates and, with --fit, the
@@ -48,6 +50,10 @@ nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
                      {"measured_vs_fa3", r.measured_speedup},
                      {"predicted_cycles", r.predicted},
                      {"predicted_vs_fa3", r.predicted_speedup}};
+  if (r.measured_order_cost > 0) {
+    row["measured_det_over_nondet_time"] = r.measured_order_cost;
+    row["predicted_det_over_nondet_time"] = r.predicted_order_cost;
+  }
   if (fitted != nullptr) {
     row["fitted_cycles"] = fitted->predicted;
     row["fitted_vs_fa3"] = fitted->predicted_speedup;
@@ -56,10 +62,15 @@ nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
 }
 
 std::string summary_line(char const* what, Fidelity const& f) {
-  return fmt::format(
+  std::string line = fmt::format(
       "{}: speedup over fa3 mean |log err| {:.3f} (max {:.3f}), {} of {} within 3%; time mean |log err| {:.3f} "
       "(max {:.3f})\n",
       what, f.speedup_error, f.speedup_error_max, f.within_3pct, f.compared, f.time_error, f.time_error_max);
+  if (f.order_compared > 0) {
+    line += fmt::format("{}  price of the order (det / nondet time): mean |log err| {:.3f} (max {:.3f}), {} of {} within 3%\n",
+                        what, f.order_error, f.order_error_max, f.order_within_3pct, f.order_compared);
+  }
+  return line;
 }
 
 void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
@@ -121,12 +132,17 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
     return;
   }
   auto table = [&](char const* heading, Fidelity const& base_rows, Fidelity const& fit_rows) {
-    std::printf("%s\n%-44s %-16s %9s %9s %9s %9s\n", heading, "shape", "strategy", "ms", "meas/fa3", "pred/fa3",
-                o.fit ? "fit/fa3" : "");
+    std::printf("%s\n%-44s %-16s %9s %9s %9s %9s %9s %9s\n", heading, "shape", "strategy", "ms", "meas/fa3",
+                "pred/fa3", "meas d/n", "pred d/n", o.fit ? "fit/fa3" : "");
     for (std::size_t k = 0; k < base_rows.rows.size(); ++k) {
       FidelityRow const& r = base_rows.rows[k];
       std::printf("%-44s %-16s %9.3f %9.3f %9.3f", shape_label(r.shape->problem).c_str(), r.strategy.c_str(),
                   r.measured_ms, r.measured_speedup, r.predicted_speedup);
+      if (r.measured_order_cost > 0) {
+        std::printf(" %9.3f %9.3f", r.measured_order_cost, r.predicted_order_cost);
+      } else {
+        std::printf(" %9s %9s", "-", "-");
+      }
       if (o.fit) std::printf(" %9.3f", fit_rows.rows[k].predicted_speedup);
       std::puts("");
     }

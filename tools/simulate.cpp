@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dagsim/core/error.h"
 #include "dagsim/model/bounds.h"
 #include "dagsim/model/trace.h"
 #include "dagsim/model/working_set.h"
@@ -21,6 +22,7 @@ namespace {
 
 struct SimulateOptions {
   CommonOptions common;
+  std::string reduction = "det";  ///< det | atomic (CostModel::ordered)
 };
 
 struct Spread {
@@ -69,12 +71,17 @@ std::string path_excerpt(sim::SimResult const& result, std::size_t each_end) {
 
 void run_simulate(SimulateOptions const& opts) {
   CommonOptions const& o = opts.common;
-  Resolved const resolved = resolve(o);
+  Resolved resolved = resolve(o);
+  if (opts.reduction != "det" && opts.reduction != "atomic") {
+    user_error("--reduction must be det or atomic, got '{}'", opts.reduction);
+  }
+  resolved.cost.ordered = opts.reduction == "det";
   sim::Schedule const schedule = chosen_schedule(o, resolved);
   sim::SimResult const result =
       sim::simulate(resolved.problem, resolved.machine, resolved.cost, schedule);
   sim::Bounds const bounds = sim::compute_bounds(resolved.problem, resolved.machine, resolved.cost);
-  std::string const title = fmt::format("{} on {}: {}", schedule.strategy,
+  std::string const title = fmt::format("{}{} on {}: {}", schedule.strategy,
+                                        resolved.cost.ordered ? "" : " (atomic: arrival order)",
                                         describe(resolved.machine), describe(resolved.problem));
   write_outputs(o, resolved, schedule, result, title);
 
@@ -106,7 +113,8 @@ void run_simulate(SimulateOptions const& opts) {
           {"item", resolved.cost.item},
           {"proportional", resolved.cost.proportional},
           {"hbm_bytes_per_cycle", resolved.cost.hbm_bytes_per_cycle},
-          {"l2_bytes", resolved.cost.l2_bytes}}},
+          {"l2_bytes", resolved.cost.l2_bytes},
+          {"ordered", resolved.cost.ordered}}},
         {"steps", result.steps},
         {"ctas", result.ctas.size()},
         {"makespan", result.makespan},
@@ -184,6 +192,11 @@ void setup_simulate(CLI::App& app) {
   auto* sub = app.add_subcommand("simulate",
                                  "validate and simulate one schedule; print makespan, bound, gap");
   add_common_flags(*sub, opts->common);
+  sub->add_option("--reduction", opts->reduction,
+                  "det: dQ (and GQA dK/dV) partials added in the schedule's rank order through tickets; "
+                  "atomic: in arrival order, as the kernel's non-deterministic mode (no hand-offs, no chain "
+                  "bound)")
+      ->capture_default_str();
   sub->callback([sub, opts] {
     record_given(*sub, opts->common);
     run_simulate(*opts);

@@ -74,6 +74,7 @@ Bounds compute_bounds(Problem const& problem, Machine const& machine, CostModel 
       }
     }
   }
+  if (!cost.ordered) bounds.chain = 0;  // arrival order: no chain
   Cycles const spread = (total + machine.sms - 1) / machine.sms;
   bounds.work = std::max(spread, largest_item);
   return bounds;

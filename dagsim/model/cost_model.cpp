@@ -20,11 +20,11 @@ int KernelRates::flops_for(int head_dim) const {
   return flops_per_cycle;
 }
 
-Cycles prepost_cycles(Problem const& problem, KernelRates const& rates) {
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered) {
   if (rates.prepost_bytes_per_cycle <= 0) return 0;
   std::int64_t const q = problem.total_q() * problem.q_heads * problem.head_dim;
   std::int64_t const k = problem.total_k() * problem.kv_heads * problem.head_dim;
-  std::int64_t const bytes = 10 * q + (problem.is_gqa() ? 20 * k : 0);
+  std::int64_t const bytes = (ordered ? 10 : 14) * q + (problem.is_gqa() ? 20 * k : 0);
   return (bytes + rates.prepost_bytes_per_cycle - 1) / rates.prepost_bytes_per_cycle;
 }
 

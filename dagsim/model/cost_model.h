@@ -26,6 +26,9 @@ struct CostModel {
   std::int64_t hbm_bytes_per_cycle = 0;
   /// The L2 capacity the schedule's working set is held against (bytes; with the floor only).
   std::int64_t l2_bytes = 0;
+  /// false: the reductions land in arrival order, as the kernel's atomic (non-deterministic) mode
+  /// adds them: no rank edges, no hand-offs, no chain bound. The writer still adds each partial.
+  bool ordered = true;
 
   friend bool operator==(CostModel const&, CostModel const&) = default;
 
@@ -73,10 +76,11 @@ struct KernelRates {
 };
 
 /// Cycles of the pre- and postprocess passes of `problem` at `rates`: their bytes (O and dO read,
-/// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; under GQA the dK and dV
-/// accumulators zeroed, read and written: 20 per K element) over prepost_bytes_per_cycle; 0 when
-/// that is 0. The same for every schedule of the problem.
-Cycles prepost_cycles(Problem const& problem, KernelRates const& rates);
+/// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; unordered, 4 more: the
+/// accumulator zeroed, where in rank order the first contribution stores instead; under GQA the
+/// dK and dV accumulators zeroed, read and written: 20 per K element) over
+/// prepost_bytes_per_cycle; 0 when that is 0. The same for every schedule of the problem.
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered = true);
 
 /// The DASH paper's model: L = 0, k = 0, diagonal steps at full cost, c and r as given.
 CostModel paper_model(Cycles compute, Cycles reduce);

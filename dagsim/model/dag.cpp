@@ -175,7 +175,7 @@ Dag build_dag(Problem const& problem, CostModel const& cost, Schedule const& sch
         int const d = index.dq_id(item.batch, item.head, i);
         auto const slot = static_cast<std::size_t>(tables.dq_base[d] + item.kv_tile - tables.dq_lo[d]);
         int const pred = tables.dq_pred[slot];
-        if (pred >= 0) add(pred, v, latency);
+        if (pred >= 0 && cost.ordered) add(pred, v, latency);
         dag.in_begin[static_cast<std::size_t>(v) + 1] = static_cast<int>(dag.in_edges.size());
         r_of_step.push_back(v);
         last_r = v;
@@ -196,7 +196,7 @@ Dag build_dag(Problem const& problem, CostModel const& cost, Schedule const& sch
         auto const g = static_cast<std::size_t>(group);
         int const rank = tables.dkv_rank[tile * g + static_cast<std::size_t>(item.head - kvh * group)];
         DASH_ASSERT(rank >= 0);
-        if (rank > 0) {
+        if (rank > 0 && cost.ordered) {
           int const pred_h = schedule.dkv_order[tile][static_cast<std::size_t>(rank - 1)];
           int const pred = tables.dkv_node[tile * g + static_cast<std::size_t>(pred_h - kvh * group)];
           DASH_ASSERT(pred >= 0);

@@ -511,7 +511,7 @@ Cycles simulate_events(Problem const& problem, Machine const& machine, CostModel
         m.writing = false;
         WriterOp const& op = m.writes[static_cast<std::size_t>(m.next_w)];
         Ticket& ticket = op.kv ? dkv_tickets[static_cast<std::size_t>(op.tile)] : dq_tickets[static_cast<std::size_t>(op.tile)];
-        DASH_ASSERT(ticket.next == op.rank);
+        DASH_ASSERT(!cost.ordered || ticket.next == op.rank);
         ticket.next = op.rank + 1;
         ticket.visible = m.write_end + cost.latency;
         int const next_holder = holder(op, op.rank + 1);
@@ -529,7 +529,8 @@ Cycles simulate_events(Problem const& problem, Machine const& machine, CostModel
         Ticket const& ticket = op.kv ? dkv_tickets[static_cast<std::size_t>(op.tile)] : dq_tickets[static_cast<std::size_t>(op.tile)];
         // The writer queue is in program order, so K(item) follows every R of its item.
         bool const partial_ready = op.kv || m.c_done > op.step;
-        if (partial_ready && ticket.next == op.rank && ticket.visible <= now) {
+        bool const turn = !cost.ordered || (ticket.next == op.rank && ticket.visible <= now);
+        if (partial_ready && turn) {
           m.writing = true;
           m.write_end = now + (op.kv ? cost.reduce_kv : cost.reduce);
           m.last_end = std::max(m.last_end, m.write_end);

@@ -60,6 +60,7 @@ SearchResult search(Problem const& problem, Machine const& machine, CostModel co
                     SearchOptions const& options) {
   validate_problem(problem);
   check_options(options);
+  if (!cost.ordered) user_error("search orders the reductions: it needs the ordered (deterministic) cost model");
   auto const start = Clock::now();
   SearchResult result;
   SearchStats& stats = result.stats;

@@ -78,6 +78,25 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
   CHECK(j["working_set"]["median_bytes"].get<std::int64_t>() == 2 * 2048 * 128 * (2 + 2 + 4));
 }
 
+TEST_CASE("cli: simulate --reduction atomic drops the order", "[cli]") {
+  Output const o = run_dash(fmt::format("simulate {} --strategy descending --reduction atomic --json", kSmall));
+  REQUIRE(o.rc == 0);
+  json const j = json::parse(o.out);
+  auto const p = small_problem();
+  auto const m = dash::sim::machine_with_sms(16);
+  auto cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
+  cost.ordered = false;
+  auto const expected = dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m));
+  CHECK(j["model"]["ordered"] == false);
+  CHECK(j["makespan"].get<std::int64_t>() == expected.makespan);
+  CHECK(j["chain_bound"].get<std::int64_t>() == 0);
+  Output const det = run_dash(fmt::format("simulate {} --strategy descending --json", kSmall));
+  REQUIRE(det.rc == 0);
+  CHECK(json::parse(det.out)["model"]["ordered"] == true);
+  CHECK(json::parse(det.out)["makespan"].get<std::int64_t>() >= expected.makespan);
+  check_user_error(run_dash(fmt::format("simulate {} --reduction fast", kSmall)), "--reduction must be det or atomic");
+}
+
 TEST_CASE("cli: search --json reports its working set and the live cap", "[cli]") {
   auto const p = small_problem();
   auto const m = dash::sim::machine_with_sms(16);

@@ -46,11 +46,15 @@ nlohmann::json record(Problem const& p, std::string const& strategy, char const*
           {"measured", true},       {"ms", ms},               {"strategy", strategy}};
 }
 
-/// Times the model itself gives under `truth` (makespan and pre/postprocess at 1000 MHz).
-double model_ms(Problem const& p, int sms, std::string const& strategy, KernelRates const& truth) {
+/// Times the model itself gives under `truth` (makespan and pre/postprocess at 1000 MHz), in rank
+/// order or (`ordered` false) arrival order.
+double model_ms(Problem const& p, int sms, std::string const& strategy, KernelRates const& truth,
+                bool ordered = true) {
   Machine const m = machine_with_sms(sms);
-  Cycles const c = simulate(p, m, default_model(p, truth), make_strategy(strategy, p, m)).makespan;
-  return static_cast<double>(c + prepost_cycles(p, truth)) / 1e6;
+  CostModel cost = default_model(p, truth);
+  cost.ordered = ordered;
+  Cycles const c = simulate(p, m, cost, make_strategy(strategy, p, m)).predicted();
+  return static_cast<double>(c + prepost_cycles(p, truth, ordered)) / 1e6;
 }
 
 /// A scratch folder that writes JSON documents.
@@ -71,6 +75,7 @@ TEST_CASE("fidelity: the pre/postprocess bytes") {
   r.prepost_bytes_per_cycle = 7;
   std::int64_t const q = 2LL * 1000 * 4 * 128;
   CHECK(prepost_cycles(p, r) == (10 * q + 6) / 7);
+  CHECK(prepost_cycles(p, r, false) == (14 * q + 6) / 7);  // unordered: dQ's accumulator zeroed first
   p.kv_heads = 2;  // GQA: the dK/dV accumulators too
   CHECK(prepost_cycles(p, r) == (10 * q + 20 * (q / 2) + 6) / 7);
 }
@@ -80,7 +85,8 @@ TEST_CASE("fidelity: bench records read as det timings of named strategies, fa3 
   Problem const p = shape(2, 1024, "causal");
   nlohmann::json doc = nlohmann::json::array();
   doc.push_back(record(p, "descending", "det", 2.0, 8));
-  doc.push_back(record(p, "descending", "nondet", 1.0, 8));  // not deterministic: skipped
+  doc.push_back(record(p, "descending", "nondet", 1.0, 8));  // beside its det time
+  doc.push_back(record(p, "shift", "nondet", 1.2, 8));       // no det time: skipped
   doc.push_back(record(p, "search", "det", 1.5, 8));         // its schedule is not rebuilt: skipped
   doc.push_back(record(p, "fa3", "det", 3.0, 8));
   auto refused = record(p, "shift", "det", 9.0, 8);
@@ -93,11 +99,16 @@ TEST_CASE("fidelity: bench records read as det timings of named strategies, fa3 
   CHECK(shapes[0].sms == 8);
   CHECK(shapes[0].strategies == std::vector<std::string>{"fa3", "descending"});
   CHECK(shapes[0].ms == std::vector<double>{3.0, 2.0});
+  CHECK(shapes[0].nondet_ms == std::vector<double>{0.0, 1.0});
 
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("b.json", nlohmann::json::object())}),
                     Catch::Contains("not a dash bench --json document"));
   nlohmann::json twice = nlohmann::json::array({record(p, "fa3", "det", 1.0, 8), record(p, "fa3", "det", 1.1, 8)});
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("c.json", twice)}), Catch::Contains("two det records"));
+  nlohmann::json twice_nondet = nlohmann::json::array(
+      {record(p, "fa3", "det", 1.0, 8), record(p, "fa3", "nondet", 1.0, 8), record(p, "fa3", "nondet", 1.1, 8)});
+  CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("c2.json", twice_nondet)}),
+                    Catch::Contains("two nondet records"));
   nlohmann::json none = nlohmann::json::array({record(p, "shift", "det", 1.0, 8)});
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("d.json", none)}),
                     Catch::Contains("no measured deterministic fa3 record"));
@@ -116,6 +127,7 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
     for (char const* name : {"fa3", "descending", "symmetric-shift", "shift"}) {
       s.strategies.emplace_back(name);
       s.ms.push_back(model_ms(p, sms, name, truth));
+      s.nondet_ms.push_back(model_ms(p, sms, name, truth, false));
     }
     shapes.push_back(s);
   }
@@ -125,6 +137,16 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
   CHECK(exact.within_3pct == 9);
   CHECK(exact.speedup_error < 1e-12);
   CHECK(exact.time_error < 1e-12);
+  CHECK(exact.order_compared == 12);
+  CHECK(exact.order_within_3pct == 12);
+  CHECK(exact.order_error < 1e-12);
+  // The order costs something somewhere here (descending's chains), and the rows say so.
+  CHECK(std::any_of(exact.rows.begin(), exact.rows.end(),
+                    [](dash::cli::FidelityRow const& r) { return r.measured_order_cost > 1.01; }));
+  // Timings where det and nondet ran alike: the model's price of the order is then an error.
+  std::vector<MeasuredShape> level = shapes;
+  for (auto& s : level) s.nondet_ms = s.ms;
+  CHECK(dash::cli::evaluate_fidelity(level, truth, 1000).order_error > 0.001);
 
   KernelRates const start{2100, 20, 1100, 2, 0, 0};
   dash::cli::Fidelity const before = dash::cli::evaluate_fidelity(shapes, start, 1000);

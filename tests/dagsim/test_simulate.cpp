@@ -10,6 +10,7 @@
 #include "dagsim/model/bounds.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
+#include "dagsim/search/search.h"
 #include "tests/dagsim/fixtures.h"
 #include "tests/dagsim/random_schedule.h"
 
@@ -251,6 +252,13 @@ TEST_CASE("longest path equals the event-driven run on random valid schedules", 
     REQUIRE_NOTHROW(validate(rc.problem, rc.machine, rc.schedule));
     SimResult const r = simulate(rc.problem, rc.machine, rc.cost, rc.schedule);
     REQUIRE(simulate_events(rc.problem, rc.machine, rc.cost, rc.schedule) == r.makespan);
+    // Arrival order (the atomic mode): both simulators agree too, and dropping the rank edges
+    // never lengthens the run.
+    CostModel unordered = rc.cost;
+    unordered.ordered = false;
+    SimResult const u = simulate(rc.problem, rc.machine, unordered, rc.schedule);
+    REQUIRE(simulate_events(rc.problem, rc.machine, unordered, rc.schedule) == u.makespan);
+    REQUIRE(u.makespan <= r.makespan);
     dynamic += rc.schedule.launch == LaunchModel::kDynamic ? 1 : 0;
     gqa += rc.problem.is_gqa() ? 1 : 0;
 
@@ -439,4 +447,26 @@ TEST_CASE("dynamic launch: CTAs finishing together, one waiting on the CTA the o
   SimResult const r = simulate(doc.problem, doc.machine, cost, doc.schedule);
   CHECK(r.makespan == simulate_events(doc.problem, doc.machine, cost, doc.schedule));
   CHECK(r.makespan == 208);
+}
+
+TEST_CASE("arrival order: no rank edges, no hand-offs, no chain bound", "[simulate]") {
+  // Two CTAs, one KV tile each, both walking Q tiles 0 then 1; tile 0 ranks CTA 1 first, so CTA 0
+  // waits for it with the order and not without.
+  Problem const p = grid(2, 2);
+  Machine const m = machine_with_sms(2);
+  WorkItem a{0, 0, 0, {0, 1}};
+  WorkItem b{0, 0, 1, {0, 1}};
+  Schedule const s = make({{a}, {b}}, {{1, 0}, {0, 1}});
+  CostModel const ordered = costs(100, 10, 1000, 1);
+  CostModel unordered = ordered;
+  unordered.ordered = false;
+  SimResult const det = both(p, m, ordered, s);
+  SimResult const atomic = both(p, m, unordered, s);
+  // Without the order: each CTA computes two steps and adds two partials, 100 + 100 + 10.
+  CHECK(atomic.makespan == 210);
+  // With it: CTA 0's first add waits for CTA 1's (100 + 10) and the hand-off (1000).
+  CHECK(det.makespan > atomic.makespan + 1000);
+  CHECK(compute_bounds(p, m, unordered).chain == 0);
+  CHECK(compute_bounds(p, m, ordered).chain > 0);
+  CHECK_THROWS_WITH(search(p, m, unordered, SearchOptions{}), Catch::Contains("ordered"));
 }
