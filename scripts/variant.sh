@@ -20,6 +20,9 @@ if ! cmake --build "$build" --target $targets > "$build/variant.log" 2>&1; then
 fi
 mkdir -p ".carry/$name"
 for t in $targets; do cp "$build/tests/runtime/$t" ".carry/$name/"; strip ".carry/$name/$t"; done
-# Nothing of the kernel recompiled (only host code changed): no ptxas lines to summarize.
-scripts/ptxas_summary.py --arch sm_90a "$build/variant.log" || echo "variant.sh: the kernel did not recompile"
+# Exit 2: nothing of the kernel recompiled (only host code changed), no ptxas lines to summarize;
+# any other failure (1: ptxas serialized the wgmma instructions) fails the build.
+rc=0
+scripts/ptxas_summary.py --arch sm_90a "$build/variant.log" || rc=$?
+if ((rc == 2)); then echo "variant.sh: the kernel did not recompile"; elif ((rc != 0)); then exit "$rc"; fi
 echo "variant.sh: .carry/$name: $targets"

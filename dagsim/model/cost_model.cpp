@@ -20,11 +20,29 @@ int KernelRates::flops_for(int head_dim) const {
   return flops_per_cycle;
 }
 
+namespace {
+
+/// Whether every Q tile sees at least one key (not so for causal with seqlen_q > seqlen_k, or
+/// some windows): then a call in rank order stores the first contribution to each dQ tile.
+bool every_q_tile_sees_a_key(Problem const& problem) {
+  for (int b = 0; b < problem.batch; ++b) {
+    for (int i = 0; i < problem.q_tiles(b); ++i) {
+      bool seen = false;
+      for (int j = 0; j < problem.kv_tiles(b) && !seen; ++j) seen = problem.is_visible(b, i, j);
+      if (!seen) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered) {
   if (rates.prepost_bytes_per_cycle <= 0) return 0;
   std::int64_t const q = problem.total_q() * problem.q_heads * problem.head_dim;
   std::int64_t const k = problem.total_k() * problem.kv_heads * problem.head_dim;
-  std::int64_t const bytes = (ordered ? 10 : 14) * q + (problem.is_gqa() ? 20 * k : 0);
+  bool const zeroes_dq = !ordered || !every_q_tile_sees_a_key(problem);
+  std::int64_t const bytes = (zeroes_dq ? 14 : 10) * q + (problem.is_gqa() ? 20 * k : 0);
   return (bytes + rates.prepost_bytes_per_cycle - 1) / rates.prepost_bytes_per_cycle;
 }
 

@@ -76,8 +76,9 @@ struct KernelRates {
 };
 
 /// Cycles of the pre- and postprocess passes of `problem` at `rates`: their bytes (O and dO read,
-/// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; unordered, 4 more: the
-/// accumulator zeroed, where in rank order the first contribution stores instead; under GQA the
+/// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; 4 more where the
+/// accumulator is zeroed first: unordered, or when some Q tile sees no key, where in rank order the
+/// first contribution stores instead; under GQA the
 /// dK and dV accumulators zeroed, read and written: 20 per K element) over
 /// prepost_bytes_per_cycle; 0 when that is 0. The same for every schedule of the problem.
 Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered = true);

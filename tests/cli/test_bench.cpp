@@ -153,7 +153,7 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
     CHECK(rec["live_bytes"].get<std::int64_t>() ==
           dash::sim::working_set(p, dash::sim::make_strategy(name, p, machine), 132).max_bytes);
     if (rec["mode"] == "nondet") {
-      CHECK(rec["predicted_makespan"].is_null());  // the simulator models ordered reductions only
+      CHECK(rec["predicted_makespan"].is_null());  // bench predicts the deterministic run only
       continue;
     }
     bool const is_fa3 = rec["strategy"] == "fa3";

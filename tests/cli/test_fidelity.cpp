@@ -76,6 +76,10 @@ TEST_CASE("fidelity: the pre/postprocess bytes") {
   std::int64_t const q = 2LL * 1000 * 4 * 128;
   CHECK(prepost_cycles(p, r) == (10 * q + 6) / 7);
   CHECK(prepost_cycles(p, r, false) == (14 * q + 6) / 7);  // unordered: dQ's accumulator zeroed first
+  Problem keyless = p;  // causal, 1000 queries on 500 keys: the first Q tiles see no key
+  keyless.seqlen_k = 500;
+  std::int64_t const keyless_q = q;  // the same queries
+  CHECK(prepost_cycles(keyless, r) == (14 * keyless_q + 6) / 7);
   p.kv_heads = 2;  // GQA: the dK/dV accumulators too
   CHECK(prepost_cycles(p, r) == (10 * q + 20 * (q / 2) + 6) / 7);
 }
