@@ -169,6 +169,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
     MeasuredShape const& s = shapes[k];
     // The measured call includes the pre- and postprocess passes: so does the prediction.
     sim::Cycles const prepost = sim::prepost_cycles(s.problem, rates);
+    sim::Cycles const prepost_unordered = sim::prepost_cycles(s.problem, rates, false);
     for (std::size_t i = 0; i < s.strategies.size(); ++i) {
       FidelityRow row;
       row.shape = &s;
@@ -179,7 +180,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
           static_cast<double>(predicted[k][0] + prepost) / static_cast<double>(predicted[k][2 * i] + prepost);
       if (sim::Cycles const unordered = predicted[k][2 * i + 1]; unordered > 0) {
         row.predicted_order_cost = static_cast<double>(row.predicted + prepost) /
-                                   static_cast<double>(unordered + sim::prepost_cycles(s.problem, rates, false));
+                                   static_cast<double>(unordered + prepost_unordered);
         row.measured_order_cost = s.ms[i] / s.nondet_ms[i];
         double const e = std::fabs(std::log(row.predicted_order_cost / row.measured_order_cost));
         order_sum += e;

@@ -27,9 +27,7 @@ namespace {
 bool every_q_tile_sees_a_key(Problem const& problem) {
   for (int b = 0; b < problem.batch; ++b) {
     for (int i = 0; i < problem.q_tiles(b); ++i) {
-      bool seen = false;
-      for (int j = 0; j < problem.kv_tiles(b) && !seen; ++j) seen = problem.is_visible(b, i, j);
-      if (!seen) return false;
+      if (problem.visible_kv_tiles(b, i).empty()) return false;
     }
   }
   return true;
