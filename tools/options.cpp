@@ -70,14 +70,16 @@ sim::Machine machine_from_flags(CommonOptions const& o) {
   return o.has("sms") ? sim::machine_with_sms(o.sms) : sim::machine_preset(o.gpu);
 }
 
-sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& problem) {
-  // The rates of the named family (--kernel), else of the default family, as for the tiles; from
-  // --profile FILE when given, else from the built-in profile.
+/// The rates of the named family (--kernel), else of the default family, as for the tiles; from
+/// --profile FILE when given, else from the built-in profile.
+sim::KernelRates rates_from_flags(CommonOptions const& o) {
   rt::KernelFamily const family = kernel_family(o).value_or(rt::kDefaultFamily);
-  sim::KernelRates const rates =
-      o.has("profile") ? rt::family_rates(sim::read_profile_file(o.profile, rt::kFamilyNames),
-                                          family, "'" + o.profile + "'")
-                       : rt::family_model_rates(family);
+  return o.has("profile") ? rt::family_rates(sim::read_profile_file(o.profile, rt::kFamilyNames), family,
+                                             "'" + o.profile + "'")
+                          : rt::family_model_rates(family);
+}
+
+sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& problem, sim::KernelRates const& rates) {
   sim::CostModel const base = sim::default_model(problem, rates);
   sim::CostModel cost;
   if (o.model == "default") {
@@ -255,7 +257,8 @@ Resolved resolve(CommonOptions const& o) {
     out.launch = sim::parse_launch(o.launch);
   }
   sim::validate_problem(out.problem);
-  out.cost = cost_from_flags(o, out.problem);
+  out.rates = rates_from_flags(o);
+  out.cost = cost_from_flags(o, out.problem, out.rates);
   return out;
 }
 

@@ -82,6 +82,7 @@ struct Resolved {
   sim::Problem problem;
   sim::Machine machine;
   sim::CostModel cost;
+  sim::KernelRates rates;  ///< the family's rates the cost model derives from (--kernel, --profile)
   sim::LaunchModel launch = sim::LaunchModel::kPersistent;
   std::optional<sim::ScheduleDocument> document;  ///< set when --schedule FILE was given
 };

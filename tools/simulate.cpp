@@ -96,6 +96,8 @@ void run_simulate(SimulateOptions const& opts) {
   }
   auto const path_nodes = static_cast<std::int64_t>(result.critical_path.size());
   sim::WorkingSet const& live = result.live;
+  // The passes around the main kernel (docs/model.md, "Calibration"): not in the makespan.
+  sim::Cycles const prepost = sim::prepost_cycles(resolved.problem, resolved.rates, resolved.cost.ordered);
 
   if (o.json) {
     nlohmann::json j = {
@@ -123,6 +125,7 @@ void run_simulate(SimulateOptions const& opts) {
           {"bytes", result.memory.bytes},
           {"miss_permille", result.memory.miss_permille}}},
         {"predicted", result.predicted()},
+        {"prepost_cycles", prepost},
         {"lower_bound", bounds.lower()},
         {"work_bound", bounds.work},
         {"chain_bound", bounds.chain},
@@ -161,6 +164,9 @@ void run_simulate(SimulateOptions const& opts) {
                      "the L2){}",
                      result.memory.cycles, result.memory.bytes, static_cast<double>(result.memory.miss_permille) / 10.0,
                      result.memory.cycles > result.makespan ? ": the prediction" : ""));
+  }
+  if (prepost > 0) {
+    line(fmt::format("pre/post      {:>14} cycles (the passes around the main kernel, not in the makespan)", prepost));
   }
   line(fmt::format("lower bound   {:>14} cycles (work {}, chain {})", bounds.lower(), bounds.work,
                    bounds.chain));

@@ -68,6 +68,13 @@ TEST_CASE("cli: simulate --json reports the simulator's exact numbers", "[cli]")
         Approx(dash::sim::gap_to_bound(expected.makespan, bounds.lower())));
   CHECK(j["utilization"].get<double>() == Approx(expected.utilization(16)));
   CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
+  // The passes around the main kernel, at the default family's pre/postprocess rate: O and dO read,
+  // dQ's accumulator read and dQ written (10 bytes per Q element; every Q tile sees a key).
+  auto const rates = dash::rt::family_model_rates(dash::rt::kDefaultFamily);
+  REQUIRE(rates.prepost_bytes_per_cycle > 0);
+  std::int64_t const q_bytes = 10LL * 2048 * 4 * 128;
+  CHECK(j["prepost_cycles"].get<std::int64_t>() ==
+        (q_bytes + rates.prepost_bytes_per_cycle - 1) / rates.prepost_bytes_per_cycle);
   // descending on 16 SMs keeps 2 of the 4 heads in progress at once, each 2048 rows x d128 of Q and
   // dO in 16 bits and of the fp32 dQ accumulator (2 MiB).
   auto const live = dash::sim::working_set(p, dash::sim::make_strategy("descending", p, m), 16);
@@ -94,6 +101,8 @@ TEST_CASE("cli: simulate --reduction atomic drops the order", "[cli]") {
   REQUIRE(det.rc == 0);
   CHECK(json::parse(det.out)["model"]["ordered"] == true);
   CHECK(json::parse(det.out)["makespan"].get<std::int64_t>() >= expected.makespan);
+  // Without the order the accumulator is zeroed first: 4 more bytes per Q element.
+  CHECK(j["prepost_cycles"].get<std::int64_t>() > json::parse(det.out)["prepost_cycles"].get<std::int64_t>());
   check_user_error(run_dash(fmt::format("simulate {} --reduction fast", kSmall)), "--reduction must be det or atomic");
 }
 
