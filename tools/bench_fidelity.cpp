@@ -214,14 +214,14 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
 }
 
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                           sim::KernelRates start, int clock_mhz) {
+                           sim::KernelRates start, int clock_mhz, bool hold_prepost) {
   auto objective = [&](sim::KernelRates const& r) {
     Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz, false);
     return f.speedup_error + f.time_error;
   };
   sim::KernelRates best = start;
   // The pre/postprocess rate starts somewhere reasonable when the profile does not model it.
-  if (best.prepost_bytes_per_cycle == 0) best.prepost_bytes_per_cycle = 1000;
+  if (best.prepost_bytes_per_cycle == 0 && !hold_prepost) best.prepost_bytes_per_cycle = 1000;
   double best_value = objective(best);
   // Each parameter scaled up and down; a step that helps is kept (and tried again), then the step
   // shrinks. o starts from 0, so it moves in steps of a fraction of a full step's cost instead.
@@ -242,6 +242,7 @@ sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedu
               break;
             case 2: r.latency = std::max<sim::Cycles>(0, std::llround(static_cast<double>(r.latency) * scale)); break;
             case 3:
+              if (hold_prepost) continue;
               r.prepost_bytes_per_cycle =
                   std::max(1, static_cast<int>(std::lround(r.prepost_bytes_per_cycle * scale)));
               break;

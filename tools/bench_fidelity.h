@@ -73,8 +73,9 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
 
 /// The rates that minimize speedup_error + time_error over `shapes`, by coordinate descent from
 /// `start` (F, B, L, the pre/postprocess rate, o and, where `start` has a memory floor, its HBM
-/// bandwidth; k and the L2 kept), steps shrinking from 25% to 1%.
+/// bandwidth; k and the L2 kept), steps shrinking from 25% to 1%. `hold_prepost` keeps start's
+/// pre/postprocess rate (one measured apart from the main kernel: scripts/kernel_times.sh).
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                           sim::KernelRates start, int clock_mhz);
+                           sim::KernelRates start, int clock_mhz, bool hold_prepost = false);
 
 }  // namespace dash::cli

@@ -29,6 +29,7 @@ struct FidelityOptions {
   std::string profile;
   std::string out;
   bool fit = false;
+  bool hold_prepost = false;
   bool json = false;
 };
 
@@ -77,6 +78,7 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   auto const family = rt::parse_family(o.family);
   if (!family) user_error("unknown --family '{}': expected sm80 or sm90", o.family.substr(0, 32));
   if (sub.count("--out") > 0 && !o.fit) user_error("--out writes the fitted profile: give --fit too");
+  if (o.hold_prepost && !o.fit) user_error("--hold-prepost keeps a rate out of the fit: give --fit too");
   if (sub.count("--out") > 0) check_writable(o.out, "--out");
   sim::MachineProfile profile =
       sub.count("--profile") > 0 ? sim::read_profile_file(o.profile, rt::kFamilyNames) : sim::builtin_profile();
@@ -94,7 +96,7 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   Fidelity after = before;
   Fidelity after_held = before_held;
   if (o.fit) {
-    fitted = fit_rates(shapes, schedules, base, profile.clock_mhz);
+    fitted = fit_rates(shapes, schedules, base, profile.clock_mhz, o.hold_prepost);
     after = evaluate_fidelity(shapes, schedules, fitted, profile.clock_mhz);
     after_held = evaluate_fidelity(held_out, held_schedules, fitted, profile.clock_mhz);
     auto it = std::find_if(profile.families.begin(), profile.families.end(),
@@ -104,9 +106,9 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
     it->source = fmt::format(
         "dash fidelity --fit {}: end-to-end deterministic timings of {} shapes ({}); speedup over "
         "fa3 mean |log "
-        "error| {:.3f}, time {:.3f} on them",
+        "error| {:.3f}, time {:.3f} on them{}",
         utc_now("%Y-%m-%d"), shapes.size(), fmt::join(o.files, ", "), after.speedup_error,
-        after.time_error);
+        after.time_error, o.hold_prepost ? "; the pre/postprocess rate held, not fitted" : "");
     if (sub.count("--out") > 0) sim::write_file_atomic(o.out, sim::to_json(profile));
   }
 
@@ -175,6 +177,9 @@ void setup_fidelity(CLI::App& app) {
   sub->add_flag("--fit", opts->fit,
                 "fit F, B, L, o, the pre/postprocess rate and, where the profile has a memory floor, its "
                 "HBM bandwidth (coordinate descent on the errors)");
+  sub->add_flag("--hold-prepost", opts->hold_prepost,
+                "with --fit: keep the profile's pre/postprocess rate (measured apart from the main kernel by "
+                "scripts/kernel_times.sh) and fit the rest");
   sub->add_option("--out", opts->out, "with --fit: write the profile with the fitted rates");
   sub->add_flag("--json", opts->json, "print JSON instead of a table");
   sub->callback([sub, opts] { run_fidelity(*sub, *opts); });

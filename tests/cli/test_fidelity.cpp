@@ -162,6 +162,16 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
   CHECK(after.speedup_error < 0.01);
   CHECK(after.time_error < 0.01);
   CHECK(fitted.dq_buffer == truth.dq_buffer);
+  // A measured pre/postprocess rate held: the fit leaves it, and still gets back to the truth when
+  // the held rate is the true one.
+  KernelRates start_held = start;
+  start_held.prepost_bytes_per_cycle = truth.prepost_bytes_per_cycle;
+  KernelRates const held =
+      dash::cli::fit_rates(shapes, dash::cli::make_schedules(shapes), start_held, 1000, true);
+  CHECK(held.prepost_bytes_per_cycle == truth.prepost_bytes_per_cycle);
+  dash::cli::Fidelity const after_held = dash::cli::evaluate_fidelity(shapes, held, 1000);
+  CHECK(after_held.speedup_error < 0.01);
+  CHECK(after_held.time_error < 0.01);
 }
 
 TEST_CASE("fidelity: dash fidelity on a committed run, and its refusals") {
@@ -179,6 +189,7 @@ TEST_CASE("fidelity: dash fidelity on a committed run, and its refusals") {
                                "cannot read bench file '/nonexistent/b.json'");
   dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --out /tmp/p.json", run)),
                                "give --fit too");
+  dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --hold-prepost", run)), "give --fit too");
   dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --family sm99", run)),
                                "unknown --family 'sm99'");
 }
