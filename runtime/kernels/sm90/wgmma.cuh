@@ -58,6 +58,13 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 
+#define DASH_WGMMA_OUT40(d) \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+
 #define DASH_WGMMA_OUT64(d) \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
@@ -83,6 +90,15 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"      \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"       \
   "}"
+#define DASH_WGMMA_ACC40                                                                 \
+  "{"                                                                                    \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"      \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"      \
+  "%32, %33, %34, %35, %36, %37, %38, %39"      \
+  "}"
+#define DASH_WGMMA_SS_N80(T)                                                                        \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n80k16.f32." T "." T " " DASH_WGMMA_ACC40 ", %40, %41, p, 1, 1, %43, %44;\n}\n"
 #define DASH_WGMMA_SS_N64(T)                                                                        \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                     \
   "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " DASH_WGMMA_ACC32 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
@@ -103,6 +119,17 @@ __device__ __forceinline__ void mma_ss_n64(float (&d)[32], std::uint64_t a, std:
     asm volatile(DASH_WGMMA_SS_N64("bf16") : DASH_WGMMA_OUT32(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
   } else {
     asm volatile(DASH_WGMMA_SS_N64("f16") : DASH_WGMMA_OUT32(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
+  }
+}
+
+/// D (64 x 80, fp32) (+)= A (64 x 16, shared) * B (16 x 80, shared); TA/TB: operand MN-major. The
+/// 80-row Q tile's S^T, dP^T and transposed dQ (PTX takes any N that is a multiple of 8 up to 256).
+template <int DT, int TA, int TB>
+__device__ __forceinline__ void mma_ss_n80(float (&d)[40], std::uint64_t a, std::uint64_t b, int accumulate) {
+  if constexpr (DT == 0) {
+    asm volatile(DASH_WGMMA_SS_N80("bf16") : DASH_WGMMA_OUT40(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
+  } else {
+    asm volatile(DASH_WGMMA_SS_N80("f16") : DASH_WGMMA_OUT40(d) : "l"(a), "l"(b), "r"(accumulate), "n"(TA), "n"(TB));
   }
 }
 
