@@ -62,10 +62,11 @@ inline constexpr int kMmaRegs = 240;
 static_assert(128 * kProducerRegs + 256 * kMmaRegs <= kThreads * (65536 / kThreads / 8 * 8),
               "the CTA's register pool");
 
-/// The family's compile-time tile configuration at head dim D.
-template <int D>
+/// The family's compile-time tile configuration at head dim D and TM Q rows per step (the family's
+/// tile by default; an 80-row tile at head dim 128 is being built, docs/design.md).
+template <int D, int TM = family_tile_m(KernelFamily::kSm90, D)>
 struct Tiles {
-  static constexpr int kTM = family_tile_m(KernelFamily::kSm90, D);  ///< Q rows per step
+  static constexpr int kTM = TM;  ///< Q rows per step
   static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
   static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
@@ -98,7 +99,9 @@ struct Tiles {
   /// boundary, so it starts at the Q tile's first row rounded down to 4 and holds 4 rows more;
   /// the step's shift (0..3) says where the tile begins. Stage arrays keep 128-byte alignment.
   static constexpr int kStatBox = kTM + 4;
-  static constexpr int kStatStride = kTM + 32;
+  /// A multiple of 32 floats, so that every stage's array starts 128-byte aligned (kTM + 32 would
+  /// not be at 80 rows); the same as kTM + 32 at 64 and 128.
+  static constexpr int kStatStride = (kTM + 4 + 31) / 32 * 32;
   static_assert(kTN == 128 && (kTM == 64 || kTM == 128) && (D == 64 || D == 128), "two warpgroups of 64 KV rows");
   static_assert(kDqN == 64, "one m64n64 dQ tile per warpgroup");
 };
