@@ -117,6 +117,21 @@ DASH_HOST_DEVICE constexpr int tile_major_offset(int r, int c, int head_dim) {
   return share * 4096 + (cc / 8) * 512 + thread * 4 + e;
 }
 
+/// Float offset of element (r, c) of one dQ tile of `tile_m` rows in the transposed tile-major
+/// layout: the layout of a Q tile whose rows are not a multiple of 64 (80 at head dim 128), whose
+/// partial the warpgroups compute as dQ^T (M = 64 head-dim columns per warpgroup, N = tile_m Q
+/// rows). Warpgroup w's share (columns 64 w..) is tile_m x 64 floats; in it, the accumulator's
+/// register block j (Q rows 8 j..) of thread t = 32 q + 4 g + p (warp q, lane group g, row pair p)
+/// is the 16 bytes at 512 j + 4 t: element e holds head-dim column 16 q + g + 8 (e / 2), Q row
+/// 8 j + 2 p + e % 2. Row pairs (r, r + 1), r even, are adjacent floats.
+DASH_HOST_DEVICE constexpr int tile_major_offset_t(int r, int c, int tile_m) {
+  int const w = c / 64;
+  int const cc = c % 64;
+  int const thread = 32 * (cc / 16) + 4 * (cc % 8) + (r % 8) / 2;
+  int const e = 2 * ((cc % 16) / 8) + r % 2;
+  return w * tile_m * 64 + (r / 8) * 512 + thread * 4 + e;
+}
+
 struct BwdParams {
   Geometry g;
   TensorRef q, k, v, dout, dk, dv;  ///< dk/dv written directly unless GQA

@@ -116,4 +116,39 @@ TEST_CASE("tile-major dQ: a permutation of each tile, laid out as the warpgroups
   }
 }
 
+TEST_CASE("transposed tile-major dQ (80-row tiles): a permutation, laid out as the dQ^T accumulators",
+          "[layout]") {
+  for (int const tm : {80, 64, 16}) {
+    int const d = 128;
+    std::vector<int> seen(static_cast<std::size_t>(tm * d), 0);
+    for (int r = 0; r < tm; ++r) {
+      for (int c = 0; c < d; ++c) {
+        int const at = dash::rt::tile_major_offset_t(r, c, tm);
+        REQUIRE(at >= 0);
+        REQUIRE(at < tm * d);
+        if (r % 2 == 1) REQUIRE(at == dash::rt::tile_major_offset_t(r - 1, c, tm) + 1);  // row pairs adjacent
+        ++seen[static_cast<std::size_t>(at)];
+      }
+    }
+    for (int n : seen) REQUIRE(n == 1);
+    // Warpgroup w's m64n(tm) accumulator of dQ^T: thread t's register block j (rows of the
+    // accumulator = head-dim columns 16 q + g and + 8, its columns = Q rows 8 j + 2 p and + 1) is the
+    // 16 bytes at 512 j + 4 t of the warpgroup's share.
+    for (int w = 0; w < d / 64; ++w) {
+      for (int t = 0; t < 128; ++t) {
+        int const q = t / 32;
+        int const g = (t % 32) / 4;
+        int const p = t % 4;
+        for (int j = 0; j < tm / 8; ++j) {
+          for (int e = 0; e < 4; ++e) {
+            int const c = 64 * w + 16 * q + g + 8 * (e / 2);
+            int const r = 8 * j + 2 * p + e % 2;
+            REQUIRE(dash::rt::tile_major_offset_t(r, c, tm) == w * tm * 64 + 512 * j + 4 * t + e);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
