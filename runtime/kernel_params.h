@@ -103,6 +103,8 @@ struct PreParams {
 /// 16 w + g and 16 w + g + 8, columns 2 c and 2 c + 1 (docs/design.md, "Hopper family").
 /// tile_m == 0: row-major [total_q][q_heads][head_dim] (the portable family's).
 struct TileMajorDq {
+  /// A multiple of 64: tile_major_offset; else (80 at head dim 128) the transposed layout,
+  /// tile_major_offset_t.
   int tile_m = 0;
   int const* dq_tile_base = nullptr;  ///< per batch: the dQ tile id of (b, head 0, tile 0)
 };

@@ -141,9 +141,61 @@ __device__ void convert_tile_major(Geometry const& g, float const* acc, TileMajo
   }
 }
 
+/// The same for the transposed tile-major layout (tile_major_offset_t: Q tiles of a height that is
+/// not a multiple of 64), where row pairs, not column pairs, are adjacent: a thread whose row is
+/// even within its sequence converts it and the next row, 8 columns each (8-byte loads of the row
+/// pair, one 16-byte store per row); odd rows' threads have nothing to do.
+template <int D, int DT>
+__device__ void convert_tile_major_t(Geometry const& g, float const* acc, TileMajorDq const& layout, TensorRef const& out) {
+  using E = warp::Elem<DT>;
+  using T = typename E::T;
+  std::int64_t const chunks = std::int64_t{g.total_q} * kChunkLanes<D>;
+  std::int64_t const stride = std::int64_t{gridDim.x} * blockDim.x;
+  int const tm = layout.tile_m;
+  for (int h = static_cast<int>(blockIdx.y); h < g.q_heads; h += static_cast<int>(gridDim.y)) {
+    for (std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; x < chunks; x += stride) {
+      int const row = static_cast<int>(x / kChunkLanes<D>);
+      int const c = static_cast<int>(x % kChunkLanes<D>) * 8;
+      int lo = 0;  // the row's batch: the last b with cu_q[b] <= row
+      int hi = g.batch - 1;
+      while (lo < hi) {
+        int const mid = (lo + hi + 1) / 2;
+        if (g.cu_q[mid] <= row) {
+          lo = mid;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      int const r = row - g.cu_q[lo];
+      if (r % 2 != 0) continue;  // converted with the row before it
+      int const len = g.cu_q[lo + 1] - g.cu_q[lo];
+      std::int64_t const tile = layout.dq_tile_base[lo] + std::int64_t{h} * ((len + tm - 1) / tm) + r / tm;
+      float const* t = acc + tile * tm * D;
+      float const s = g.scale;
+      std::uint32_t v0[4];
+      std::uint32_t v1[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        float2 const a = *reinterpret_cast<float2 const*>(t + tile_major_offset_t(r % tm, c + 2 * k, tm));
+        float2 const b = *reinterpret_cast<float2 const*>(t + tile_major_offset_t(r % tm, c + 2 * k + 1, tm));
+        v0[k] = E::pack(a.x * s, b.x * s);  // row r, columns c + 2 k and + 1
+        v1[k] = E::pack(a.y * s, b.y * s);  // row r + 1
+      }
+      T* const o = static_cast<T*>(out.data) + row_offset(g, out, row, g.seqlen_q, h) + c;
+      *reinterpret_cast<uint4*>(o) = uint4{v0[0], v0[1], v0[2], v0[3]};
+      if (r + 1 < len) {
+        *reinterpret_cast<uint4*>(static_cast<T*>(out.data) + row_offset(g, out, row + 1, g.seqlen_q, h) + c) =
+            uint4{v1[0], v1[1], v1[2], v1[3]};
+      }
+    }
+  }
+}
+
 template <int D, int DT>
 __global__ void __launch_bounds__(kThreads) postprocess_kernel(PostParams const p) {
-  if (p.dq_layout.tile_m > 0) {
+  if (p.dq_layout.tile_m > 0 && p.dq_layout.tile_m % 64 != 0) {
+    convert_tile_major_t<D, DT>(p.g, p.dq_accum, p.dq_layout, p.dq);
+  } else if (p.dq_layout.tile_m > 0) {
     convert_tile_major<D, DT>(p.g, p.dq_accum, p.dq_layout, p.dq);
   } else {
     convert_rows<D, DT>(p.g, p.dq_accum, p.dq, p.g.total_q, p.g.q_heads, p.g.seqlen_q, p.g.scale);
