@@ -24,8 +24,10 @@ import sys
 
 ENTRY = re.compile(r"Compiling entry function '(\S+)' for '(sm_\w+)'")
 KERNEL = re.compile(r"bwd_main_kernelILi(\d+)ELi(\d+)E")
-# The Hopper family's kernel, templated <Policy, D, DT>: dash::rt::sm90::bwd_kernel.
+# The Hopper family's kernel, templated <Policy, D, DT> or <Policy, D, DT, TM> (Q rows per step,
+# shown as "m<TM>"): dash::rt::sm90::bwd_kernel.
 KERNEL_SM90 = re.compile(r"4sm90\d+bwd_kernelI.*ELi(\d+)ELi(\d+)EEEv")
+KERNEL_SM90_TM = re.compile(r"4sm90\d+bwd_kernelI.*ELi(\d+)ELi(\d+)ELi(\d+)EEEv")
 # The anonymous namespace of a .cu file: _GLOBAL__N__<hash>_<length>_<file name>_cu_<hash>_...
 SOURCE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_")
 # The table-driven policy (dash::rt::TablePolicy) as a template argument of the kernel.
@@ -53,15 +55,20 @@ def summarize(lines, arch):
             name, entry_arch = entry.groups()
             kernel = KERNEL.search(name)
             family = ""
+            tile = ""
             if kernel is None:
-                kernel = KERNEL_SM90.search(name)
+                kernel = KERNEL_SM90_TM.search(name)
+                if kernel:
+                    tile = f" m{kernel.group(3)}"
+                else:
+                    kernel = KERNEL_SM90.search(name)
                 family = "sm90 " if kernel else ""
             current = None
             if kernel and (arch is None or entry_arch == arch):
                 source = SOURCE.search(name)
                 dtype = "bf16" if kernel.group(2) == "0" else "fp16"
                 label = source.group(1) if source else ("generic" if GENERIC_POLICY in name else "?")
-                current = f"{family}{label} d{kernel.group(1)} {dtype} {entry_arch}"
+                current = f"{family}{label} d{kernel.group(1)}{tile} {dtype} {entry_arch}"
                 spills = ("0", "0")
                 # wgmma exists on sm_90a only (other architectures carry the kernel's trap stub).
                 flag = (", wgmma SERIALIZED (ptxas C7520)"

@@ -79,7 +79,10 @@ with tempfile.TemporaryDirectory() as tmp:
                     "sm_90a", 168, (48, 72))
             + entry("_ZN4dash2rt4sm9010bwd_kernelINS0_83_GLOBAL__N__88d6ec7b_44_"
                     "d64_full_s8192x8192_h32_b1_shift_3bac6b48_cu_d6359a99_1162631SchedulePolicy_"
-                    "dc2a437f21a747f9EELi64ELi0EEEvNS0_9BwdParamsENS1_10TensorMapsE", "sm_90a", 168)) + "\n")
+                    "dc2a437f21a747f9EELi64ELi0EEEvNS0_9BwdParamsENS1_10TensorMapsE", "sm_90a", 168)
+            # templated on its Q tile too: <Policy, D, DT, TM>
+            + entry("_ZN4dash2rt4sm9010bwd_kernelINS0_11TablePolicyELi128ELi0ELi80EEEvNS0_9BwdParamsENS1_10TensorMapsE",
+                    "sm_90a", 168, (64, 120))) + "\n")
     r = run([policy_log])
     check(r.returncode == 0 and r.stdout.splitlines() == [
         "generic d64 bf16 sm_90a: 240 registers, 0 B spill stores, 0 B spill loads",
@@ -88,6 +91,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "sm90 generic d128 fp16 sm_90a: 168 registers, 48 B spill stores, 72 B spill loads",
         "sm90 d64_full_s8192x8192_h32_b1_shift_3bac6b48 d64 bf16 sm_90a: 168 registers, 0 B spill stores, "
         "0 B spill loads",
+        "sm90 generic d128 m80 bf16 sm_90a: 168 registers, 64 B spill stores, 120 B spill loads",
     ], f"policy-templated kernels: {r.stdout!r} {r.stderr!r}")
 
     # ptxas serialized one kernel's wgmma: its row says so and the exit code is 1.

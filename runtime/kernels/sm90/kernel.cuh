@@ -68,7 +68,12 @@ template <int D, int TM = family_tile_m(KernelFamily::kSm90, D)>
 struct Tiles {
   static constexpr int kTM = TM;  ///< Q rows per step
   static constexpr int kTN = family_tile_n(KernelFamily::kSm90);     ///< KV rows per item
-  static constexpr int kDqBuffers = family_traits(KernelFamily::kSm90).dq_buffers;
+  /// A Q tile that is not a multiple of 64 rows (80 at head dim 128) is no wgmma M: each
+  /// warpgroup then computes dQ^T = K^T dS^T (M = its 64 head-dim columns, N = the tile's rows)
+  /// from dS stored KV-contiguous, into the transposed tile-major layout (tile_major_offset_t).
+  static constexpr bool kDqT = kTM % 64 != 0;
+  /// One dQ buffer where two do not fit the opt-in shared memory (80 rows: 40 KB each).
+  static constexpr int kDqBuffers = kDqT ? 1 : family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
   // One K/V buffer: the next item's V loads once the item's last dP^T GEMM has completed, its K
   // once the last dQ GEMM has, and dK, dV are staged for their TMA store in the Q / dO stages. (A second K/V buffer at head dim 64
@@ -102,7 +107,8 @@ struct Tiles {
   /// A multiple of 32 floats, so that every stage's array starts 128-byte aligned (kTM + 32 would
   /// not be at 80 rows); the same as kTM + 32 at 64 and 128.
   static constexpr int kStatStride = (kTM + 4 + 31) / 32 * 32;
-  static_assert(kTN == 128 && (kTM == 64 || kTM == 128) && (D == 64 || D == 128), "two warpgroups of 64 KV rows");
+  static_assert(kTN == 128 && (D == 64 || D == 128), "two warpgroups of 64 KV rows");
+  static_assert(kTM == 64 || kTM == 128 || (kTM == 80 && D == 128), "Q tiles of 64, 128, or 80 rows at head dim 128");
   static_assert(kDqN == 64, "one m64n64 dQ tile per warpgroup");
 };
 
@@ -125,14 +131,16 @@ struct DqInfo {
 
 /// Shared memory. Every operand tile is 128-byte swizzled in 64-column blocks, each block on a
 /// 1024-byte boundary (every size below is a multiple of 1024 bytes).
-template <int D>
+template <int D, int TM = family_tile_m(KernelFamily::kSm90, D)>
 struct SharedStorage {
-  using C = Tiles<D>;
+  using C = Tiles<D, TM>;
   std::uint16_t k[C::kTN * D];  ///< [D / 64][kTN][64]
   std::uint16_t v[C::kTN * D];
   std::uint16_t q[C::kStages][C::kTM * D];  ///< [D / 64][kTM][64]
   std::uint16_t dout[C::kStages][C::kTM * D];
-  std::uint16_t ds[C::kDsStages][C::kTN * C::kTM];  ///< dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major
+  /// dS^T [kTM / 64][kTN][64]: the dQ GEMM's A, M-major; with kDqT dS [kTN / 64][kTM][64], the
+  /// transposed dQ GEMM's B, K-major.
+  std::uint16_t ds[C::kDsStages][C::kTN * C::kTM];
   float dq[C::kDqBuffers][C::kDqFloats];  ///< tile-major (TileMajorDq)
   float lse[C::kStages][C::kStatStride];
   float dpsum[C::kStages][C::kStatStride];
@@ -163,9 +171,9 @@ inline constexpr int kBarEpilogue = 4;  ///< both staged their dK, dV rows for t
 inline constexpr int kBarItemDone = 5;  ///< both finished every GEMM of the item (the stages are free)
 
 // ---- Producer -----------------------------------------------------------------------------------
-template <class Policy, int D>
-__device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorage<D>& sm) {
-  using C = Tiles<D>;
+template <class Policy, int D, int TM>
+__device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorage<D, TM>& sm) {
+  using C = Tiles<D, TM>;
   Geometry const& g = p.g;
   int const group = g.q_heads / g.kv_heads;
   prefetch_tensor_map(&maps.q);
@@ -256,9 +264,9 @@ __device__ void produce(BwdParams const& p, TensorMaps const& maps, SharedStorag
 }
 
 // ---- dQ writer ----------------------------------------------------------------------------------
-template <int D>
-__device__ void write_dq(BwdParams const& p, SharedStorage<D>& sm) {
-  using C = Tiles<D>;
+template <int D, int TM>
+__device__ void write_dq(BwdParams const& p, SharedStorage<D, TM>& sm) {
+  using C = Tiles<D, TM>;
   for (int n = 0;; ++n) {
     int const buf = n % C::kDqBuffers;
     mbar_wait(smem_u32(&sm.dq_full[buf]), (n / C::kDqBuffers) & 1);
@@ -309,6 +317,8 @@ template <int DT, int N>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b, int acc) {
   if constexpr (N == 64) {
     mma_ss_n64<DT, 0, 0>(d, a, b, acc);
+  } else if constexpr (N == 80) {
+    mma_ss_n80<DT, 0, 0>(d, a, b, acc);
   } else {
     mma_ss_n128<DT, 0, 0>(d, a, b, acc);
   }
@@ -328,9 +338,9 @@ __device__ __forceinline__ void zero(float (&d)[N]) {
   for (int i = 0; i < N; ++i) d[i] = 0.f;
 }
 
-template <class Policy, int D, int DT>
-__device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, SharedStorage<D>& sm) {
-  using C = Tiles<D>;
+template <class Policy, int D, int DT, int TM_>
+__device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, SharedStorage<D, TM_>& sm) {
+  using C = Tiles<D, TM_>;
   using E = warp::Elem<DT>;
   using T = typename E::T;
   constexpr int TM = C::kTM;
@@ -365,7 +375,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
   int const q_off = C::kDqByRows ? 64 * wg : 0;
   int const d_off = C::kDqByRows ? 0 : (D / 2) * wg;
   // dS^T as the dQ GEMM reads it (MN-major).
-  std::uint64_t const ds_t_desc = mn_major(ds_s + (q_off / 64) * kKvBlock, kKvBlock);
+  [[maybe_unused]] std::uint64_t const ds_t_desc = mn_major(ds_s + (q_off / 64) * kKvBlock, kKvBlock);
 
   int step = 0;  // steps of this CTA so far: the Q ring's and the dQ buffers' position
   for (int k = 0;; ++k) {
@@ -524,7 +534,17 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
         commit();
       }
-      {
+      if constexpr (C::kDqT) {
+        // dS itself, KV-contiguous ([kTN / 64][TM][64]: the transposed dQ GEMM's B, K-major):
+        // stmatrix .trans turns each 8 x 8 matrix of the fragment (KV rows x Q columns) into Q rows x
+        // KV columns. Lane l addresses Q row 16 c + 8 (l / 16) + l % 8 of block wg (this warpgroup's
+        // 64 KV columns); its 16-byte chunk 2 wq + (l / 8) % 2 sits at that chunk XOR (l % 8).
+        int const mat = lane / 8;
+        std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + wg * (TM * 128) + (8 * (mat / 2) + lane % 8) * 128 +
+                                     (((2 * wq + mat % 2) ^ (lane % 8)) * 16);
+#pragma unroll
+        for (int c = 0; c < TM / 16; ++c) stmatrix_x4_trans(row_at + c * 16 * 128, dsa[c]);
+      } else {
         int const mat = lane / 8;
         std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
         std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
@@ -543,11 +563,22 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       // dQ_i = dS K over this warpgroup's share: M = 64 (Q rows q_off..), N = 64 (columns d_off..),
       // K = TN (KV). A = dS^T, M-major; B = K [KV][D], N-major. Issued before dK, so that the
       // partial goes to shared memory while the dK GEMM runs.
-      float dq[32];
+      float dq[C::kDqT ? TM / 2 : 32];
+      if constexpr (C::kDqT) {
+        // dQ^T of this warpgroup's 64 head-dim columns: M = 64 (columns d_off..), N = TM (Q), K = TN
+        // (KV). A = K^T, M-major (K's block of those columns); B = dS [Q][KV], K-major.
+        std::uint64_t const ds_desc = k_major(ds_s + ds_buf * kDsBytes);
 #pragma unroll
-      for (int kk = 0; kk < TN / 16; ++kk) {
-        mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, ds_buf * kDsBytes + kk * 2048), desc_advance(k_t_desc, kk * 2048),
-                             kk > 0);
+        for (int kk = 0; kk < TN / 16; ++kk) {
+          mma_ss_n80<DT, 1, 0>(dq, desc_advance(k_t_desc, kk * 2048),
+                               desc_advance(ds_desc, (kk / 4) * (TM * 128) + (kk % 4) * 32), kk > 0);
+        }
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < TN / 16; ++kk) {
+          mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, ds_buf * kDsBytes + kk * 2048),
+                               desc_advance(k_t_desc, kk * 2048), kk > 0);
+        }
       }
       commit();
 
@@ -566,9 +597,15 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
       // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
       // accumulator is 128 threads x 4 floats.
-      float4* stage = reinterpret_cast<float4*>(sm.dq[buf] + (q_off / 64) * (D / 64) * 4096 + (d_off / 64) * 4096) + wtid;
+      // With kDqT, the warpgroup's share of the transposed layout (tile_major_offset_t): TM * 64 floats,
+      // register block j at 512 j.
+      float4* stage = reinterpret_cast<float4*>(
+                          sm.dq[buf] + (C::kDqT ? wg * TM * 64 : (q_off / 64) * (D / 64) * 4096 + (d_off / 64) * 4096)) +
+                      wtid;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) stage[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+      for (int j = 0; j < (C::kDqT ? TM / 8 : 8); ++j) {
+        stage[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+      }
       if (mma_leader) {
         sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank};
       }
@@ -703,24 +740,25 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
 // ---- The kernel ---------------------------------------------------------------------------------
 /// The H100/H200 opt-in shared memory per block.
 inline constexpr int kSmemLimit = 227 * 1024;
-template <int D>
-inline constexpr int kSmemSlack = kSmemLimit - static_cast<int>(sizeof(SharedStorage<D>)) < 1024
-                                      ? (kSmemLimit - static_cast<int>(sizeof(SharedStorage<D>))) / 128 * 128
+template <int D, int TM = family_tile_m(KernelFamily::kSm90, D)>
+inline constexpr int kSmemSlack = kSmemLimit - static_cast<int>(sizeof(SharedStorage<D, TM>)) < 1024
+                                      ? (kSmemLimit - static_cast<int>(sizeof(SharedStorage<D, TM>))) / 128 * 128
                                       : 1024;
-static_assert(kSmemSlack<64> >= 0 && kSmemSlack<128> >= 0, "the storage fits the opt-in shared memory");
-template <class Policy, int D, int DT>
+static_assert(kSmemSlack<64> >= 0 && kSmemSlack<128> >= 0 && kSmemSlack<128, 80> >= 0,
+              "the storage fits the opt-in shared memory");
+template <class Policy, int D, int DT, int TM>
 __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __grid_constant__ TensorMaps const maps) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // sm_90a code only (family_traits(kSm90)); other targets carry this stub
 #else
-  using C = Tiles<D>;
+  using C = Tiles<D, TM>;
   // The swizzled layouts need a 1024-byte aligned base. The declaration asks for it; where the
-  // launch has room it asks for up to kSmemSlack<D> bytes more, and the storage starts at the next
+  // launch has room it asks for up to kSmemSlack<D, TM> bytes more, and the storage starts at the next
   // boundary. A base further off than that would corrupt every operand: stop instead.
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   std::uint32_t const pad = (1024 - smem_u32(smem_raw) % 1024) % 1024;
-  if (pad > static_cast<std::uint32_t>(kSmemSlack<D>)) __trap();
-  auto& sm = *reinterpret_cast<SharedStorage<D>*>(smem_raw + pad);
+  if (pad > static_cast<std::uint32_t>(kSmemSlack<D, TM>)) __trap();
+  auto& sm = *reinterpret_cast<SharedStorage<D, TM>*>(smem_raw + pad);
   int const tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     mbar_init(smem_u32(&sm.k_full), 1);
@@ -751,7 +789,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
     if (tid == 0) {
       produce<Policy, D>(p, maps, sm);
     } else if (tid == 32) {
-      write_dq<D>(p, sm);
+      write_dq(p, sm);
     }
     return;
   }
@@ -763,24 +801,25 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_kernel(BwdParams const p, __g
 // ---- Host side: launch and registration ----------------------------------------------------
 /// Dynamic shared memory of a CTA: the storage and, where the opt-in limit leaves room, up to
 /// 1024 bytes to align it (bwd_kernel).
-template <int D>
-inline constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<D>)) + kSmemSlack<D>;
+template <int D, int TM>
+inline constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<D, TM>)) + kSmemSlack<D, TM>;
 
-template <class Policy, int D, int DT>
+template <class Policy, int D, int DT, int TM>
 void launch(BwdParams const& params, int grid, cudaStream_t stream) {
-  constexpr int kSmem = kSmemBytes<D>;
+  constexpr int kSmem = kSmemBytes<D, TM>;
+  using C = Tiles<D, TM>;
   TensorMaps maps{};
-  encode_tensor_maps(params, static_cast<DType>(DT), TensorMapBoxes{D, Tiles<D>::kTM, Tiles<D>::kTN, Tiles<D>::kStatBox}, maps);
-  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_kernel<Policy, D, DT>), kSmem);
-  bwd_kernel<Policy, D, DT><<<grid, kThreads, kSmem, stream>>>(params, maps);
+  encode_tensor_maps(params, static_cast<DType>(DT), TensorMapBoxes{D, C::kTM, C::kTN, C::kStatBox}, maps);
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_kernel<Policy, D, DT, TM>), kSmem);
+  bwd_kernel<Policy, D, DT, TM><<<grid, kThreads, kSmem, stream>>>(params, maps);
   DASH_CUDA_CHECK_LAUNCH();
 }
 
 /// Resident CTAs per SM: 0 on a device this family's code does not run on (sm_90a: compute
 /// capability 9.0 only) or whose shared memory per block is too small.
-template <class Policy, int D, int DT>
+template <class Policy, int D, int DT, int TM>
 int ctas_per_sm() {
-  constexpr int kSmem = kSmemBytes<D>;
+  constexpr int kSmem = kSmemBytes<D, TM>;
   int device = 0;
   DASH_CUDA_CHECK(cudaGetDevice(&device));
   int major = 0;
@@ -790,9 +829,9 @@ int ctas_per_sm() {
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (!family_runs_on(KernelFamily::kSm90, major, minor) || kSmem > limit) return 0;
-  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_kernel<Policy, D, DT>), kSmem);
+  opt_in_dynamic_smem(reinterpret_cast<void const*>(&bwd_kernel<Policy, D, DT, TM>), kSmem);
   int blocks = 0;
-  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_kernel<Policy, D, DT>, kThreads, kSmem));
+  DASH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bwd_kernel<Policy, D, DT, TM>, kThreads, kSmem));
   return blocks;
 }
 
@@ -801,18 +840,31 @@ template <BwdSchedule Policy>
 void register_kernels(char const* name) {
   // A generated policy fixes the tiles it was made for: they must be this family's.
   static_assert(Policy::kTileN == Tiles<64>::kTN, "the family's KV tile");
-  auto one = [&]<int D, int DT>() {
-    static_assert(Policy::kTileM == 0 || Policy::kTileM == Tiles<D>::kTM, "the family's Q tile for D");
-    KernelKey const key{D,          Tiles<D>::kTM, Tiles<D>::kTN, Policy::kMaskKind, static_cast<DType>(DT),
+  auto one = [&]<int D, int DT, int TM>() {
+    static_assert(Policy::kTileM == 0 || Policy::kTileM == TM, "the policy's Q tile");
+    KernelKey const key{D,          TM, Tiles<D, TM>::kTN, Policy::kMaskKind, static_cast<DType>(DT),
                         Policy::kScheduleHash, KernelFamily::kSm90};
-    register_bwd_kernel(key, &launch<Policy, D, DT>, &ctas_per_sm<Policy, D, DT>, name);
+    register_bwd_kernel(key, &launch<Policy, D, DT, TM>, &ctas_per_sm<Policy, D, DT, TM>, name);
   };
-  auto dtypes = [&]<int D>() {
-    if constexpr (Policy::kDType <= 0) one.template operator()<D, 0>();
-    if constexpr (Policy::kDType != 0) one.template operator()<D, 1>();
+  auto dtypes = [&]<int D, int TM>() {
+    if constexpr (Policy::kDType <= 0) one.template operator()<D, 0, TM>();
+    if constexpr (Policy::kDType != 0) one.template operator()<D, 1, TM>();
   };
-  if constexpr (Policy::kHeadDim == 0 || Policy::kHeadDim == 64) dtypes.template operator()<64>();
-  if constexpr (Policy::kHeadDim == 0 || Policy::kHeadDim == 128) dtypes.template operator()<128>();
+  constexpr int kTm64 = family_tile_m(KernelFamily::kSm90, 64);
+  constexpr int kTm128 = family_tile_m(KernelFamily::kSm90, 128);
+  /// The 80-row Q tile at head dim 128 (docs/design.md): registered for the generic policy and
+  /// policies made for it; no problem asks for it by default yet.
+  constexpr int kTm128Alt = 80;
+  static_assert(Policy::kTileM == 0 || Policy::kTileM == kTm64 || Policy::kTileM == kTm128 ||
+                    Policy::kTileM == kTm128Alt,
+                "the policy's Q tile is one of the family's");
+  constexpr bool d64 = Policy::kHeadDim == 0 || Policy::kHeadDim == 64;
+  constexpr bool d128 = Policy::kHeadDim == 0 || Policy::kHeadDim == 128;
+  if constexpr (d64 && (Policy::kTileM == 0 || Policy::kTileM == kTm64)) dtypes.template operator()<64, kTm64>();
+  if constexpr (d128 && (Policy::kTileM == 0 || Policy::kTileM == kTm128)) dtypes.template operator()<128, kTm128>();
+  if constexpr (d128 && (Policy::kTileM == 0 || Policy::kTileM == kTm128Alt)) {
+    dtypes.template operator()<128, kTm128Alt>();
+  }
 }
 
 /// One static instance per policy (runtime/kernels/sm90/generic.cu, each generated sm90 file).
