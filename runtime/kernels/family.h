@@ -24,6 +24,9 @@ struct FamilyTraits {
   int tile_m_d64 = 0;         ///< Q rows per step at head_dim 64
   int tile_m_d128 = 0;        ///< Q rows per step at head_dim 128
   int dq_buffers = 0;         ///< dQ partials in flight per CTA (the model's dQ buffer depth)
+  /// Another Q tile the family runs at head_dim 128 when a problem asks for it (0: none): the
+  /// sm90 kernel's 80-row tile (docs/design.md), with one dQ buffer.
+  int tile_m_d128_alt = 0;
   bool dq_tile_major = false;  ///< the fp32 dQ accumulator is tile-major (TileMajorDq)
 };
 
@@ -33,13 +36,13 @@ constexpr FamilyTraits family_traits(KernelFamily f) {
       // 128-row Q tiles at head_dim 64 (as much MMA work per barrier as at 128); 64 at 128, where
       // 128-row steps' accumulators would not fit in registers. The dQ partial is added by the
       // warps that computed it: no buffer.
-      return {"sm80", 80, false, 128, 128, 64, 0, false};
+      return {"sm80", 80, false, 128, 128, 64, 0, 0, false};
     case KernelFamily::kSm90:
       // The same tiles: two MMA warpgroups of 64 KV rows each; at head_dim 64 a 128-row Q tile
       // (S^T, dP^T 64 registers each), at 128 a 64-row one (dV, dK 64 registers each). A dQ-writer
       // warp adds from two shared-memory buffers while the warpgroups compute the next steps, a
       // whole tile per bulk reduce-add into a tile-major accumulator.
-      return {"sm90", 90, true, 128, 128, 64, 2, true};
+      return {"sm90", 90, true, 128, 128, 64, 2, 80, true};
   }
   return {};
 }
@@ -54,7 +57,8 @@ constexpr int family_tile_m(KernelFamily f, int head_dim) {
 }
 constexpr int family_tile_n(KernelFamily f) { return family_traits(f).tile_n; }
 constexpr bool family_has_tiles(KernelFamily f, int head_dim, int tile_m, int tile_n) {
-  return tile_m == family_tile_m(f, head_dim) && tile_n == family_tile_n(f);
+  int const alt = head_dim == 128 ? family_traits(f).tile_m_d128_alt : 0;
+  return (tile_m == family_tile_m(f, head_dim) || (alt > 0 && tile_m == alt)) && tile_n == family_tile_n(f);
 }
 /// Whether the family's code runs on a device of compute capability major.minor.
 constexpr bool family_runs_on(KernelFamily f, int major, int minor) {

@@ -293,6 +293,54 @@ TEST_CASE("deterministic backward is bitwise repeatable; atomic is not", "[gpu]"
   }
 }
 
+TEST_CASE("the sm90 family's 80-row Q tile at head dim 128 matches the references and repeats bit for bit",
+          "[gpu]") {
+  auto const fams = device_families();
+  if (std::find(fams.begin(), fams.end(), KernelFamily::kSm90) == fams.end()) return;
+  auto const tile80 = [](sim::Problem p) {
+    p.tile_m = 80;
+    return p;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"d128 bf16 full 300x300 (cut tiles)", tile80(make_problem(1, 2, 2, 300, 300, 128, full())), DType::kBf16});
+  cases.push_back({"d128 fp16 full 256 b2 h2", tile80(make_problem(2, 2, 2, 256, 256, 128, full())), DType::kFp16});
+  cases.push_back({"d128 bf16 GQA 4/2 full 190x190", tile80(make_problem(1, 4, 2, 190, 190, 128, full())), DType::kBf16});
+  cases.push_back({"d128 bf16 causal 200x333", tile80(make_problem(1, 2, 2, 200, 333, 128, causal())), DType::kBf16});
+  cases.push_back({"d128 fp16 window(70,20) 300x300", tile80(make_problem(1, 2, 2, 300, 300, 128, window(70, 20))),
+                   DType::kFp16});
+  sim::Problem varlen = tile80(make_problem(3, 2, 2, 0, 0, 128, full()));
+  varlen.seqlens_q = {100, 257, 64};
+  varlen.seqlens_k = {130, 64, 300};
+  cases.push_back({"d128 bf16 varlen full", varlen, DType::kBf16});
+  std::uint64_t seed = 800;
+  for (auto const& c : cases) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
+    AttentionOutputs const exact = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    run_and_check(KernelFamily::kSm90, c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent),
+                  Reduction::kDeterministic, in, exact, low, false);
+    run_and_check(KernelFamily::kSm90, c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 3),
+                  Reduction::kDeterministic, in, exact, low, false);
+    run_and_check(KernelFamily::kSm90, c, simple_schedule(c.problem, false, sim::LaunchModel::kPersistent),
+                  Reduction::kAtomic, in, exact, low, false);
+  }
+  sim::Problem const big = tile80(make_problem(2, 4, 4, 1024, 1024, 128, full()));
+  for (auto const& name : {"symmetric-shift", "fa3"}) {
+    int const differing = count_differing_runs(KernelFamily::kSm90, big,
+                                               sim::make_strategy(name, big, sim::machine_preset("h200")),
+                                               Reduction::kDeterministic, 30);
+    std::printf("determinism: sm90 tile 80 %s d128 full 30 runs, %d differ\n", name, differing);
+    CHECK(differing == 0);
+  }
+  // The portable family has no such tile: refused.
+  if (std::find(fams.begin(), fams.end(), KernelFamily::kSm80) != fams.end()) {
+    Attention attn(cases[0].problem, DType::kBf16, scale_of(cases[0].problem));
+    CHECK_THROWS_AS(attn.set_schedule(simple_schedule(cases[0].problem, false, sim::LaunchModel::kPersistent),
+                                      KernelChoice::kAuto, KernelFamily::kSm80),
+                    UserError);
+  }
+}
+
 TEST_CASE("one object from two host threads on two streams: its backwards take turns", "[gpu]") {
   sim::Problem const p = make_problem(1, 8, 8, 2048, 2048, 128, causal());
   DType const dtype = DType::kBf16;

@@ -86,7 +86,10 @@ struct Tiles {
   /// one buffer, det and atomic. At head dim 64 the storage then fills the opt-in limit.
   static constexpr int kDsStages = 2;
   /// dS^T stored before the dV GEMM is issued (head dim 64), else after.
-  static constexpr bool kDsFirst = D == 64;
+#ifndef DASH_T80_DSFIRST
+#define DASH_T80_DSFIRST 1
+#endif
+  static constexpr bool kDsFirst = D == 64 || (kDqT && DASH_T80_DSFIRST);
   /// dK and dV go out staged in one Q / dO stage, the item's last step's, where one stage holds
   /// both (head dim 64): the producer then loads the next item's first step into the other stage
   /// while the epilogue runs. Else they fill both stages and the next item's loads wait for the
@@ -341,6 +344,10 @@ __device__ __forceinline__ void zero(float (&d)[N]) {
 template <class Policy, int D, int DT, int TM_>
 __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, SharedStorage<D, TM_>& sm) {
   using C = Tiles<D, TM_>;
+#ifndef DASH_T80_NODEFER
+#define DASH_T80_NODEFER 1
+#endif
+  constexpr bool kDefer = kDeferRelease<D> && !(C::kDqT && DASH_T80_NODEFER);
   using E = warp::Elem<DT>;
   using T = typename E::T;
   constexpr int TM = C::kTM;
@@ -455,7 +462,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2.
       wait<1>();
       fence_operand(st);
-      if (kDeferRelease<D> && held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
+      if (kDefer && held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
       bool const whole = mask_kind == kMaskFull
                              ? (m0 + TM <= len_q && n0 + TN <= len_k)
                              : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
@@ -612,14 +619,14 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       fence_proxy_async_shared();
       mbar_arrive(smem_u32(&sm.dq_full[buf]));
       stamp_step(step, kStepStaged);
-      if (kDeferRelease<D>) {
+      if (kDefer) {
         held = s;
       } else {
         finish_gemms();
         mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
       }
     }
-    if (kDeferRelease<D>) {
+    if (kDefer) {
       finish_gemms();
       if (held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
     }

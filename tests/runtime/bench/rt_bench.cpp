@@ -352,19 +352,25 @@ struct Shape {
   int d;
   int s;
   bool causal;
+  int tile_m = 0;  ///< 0: the family's; else a Q tile the family offers too (80 at d128 on sm90)
 };
 
-/// "D/S/MASK", e.g. 128/8192/causal, a DASH-grid shape (d 64 or 128, seqlen 512..16384).
+/// "D/S/MASK[/TM]", e.g. 128/8192/causal or 128/8192/full/80, a DASH-grid shape (d 64 or 128,
+/// seqlen 512..16384), optionally with another Q tile (its lines then say MASK/TM).
 Shape parse_shape(std::string const& text) {
   int d = 0;
   int s = 0;
+  int tm = 0;
   char mask[16] = {};
-  if (std::sscanf(text.c_str(), "%d/%d/%15s", &d, &s, mask) != 3 || (d != 64 && d != 128) || s < 512 ||
-      s > 16384 || 16384 % s != 0 || (std::string(mask) != "full" && std::string(mask) != "causal")) {
-    user_error("shape '{}': want D/S/MASK with D 64 or 128, S a power of two in 512..16384, MASK full or causal",
+  int const n = std::sscanf(text.c_str(), "%d/%d/%15[a-z]/%d", &d, &s, mask, &tm);
+  if ((n != 3 && n != 4) || (d != 64 && d != 128) || s < 512 || s > 16384 || 16384 % s != 0 ||
+      (std::string(mask) != "full" && std::string(mask) != "causal") ||
+      (n == 4 && (tm <= 0 || !family_has_tiles(KernelFamily::kSm90, d, tm, family_tile_n(KernelFamily::kSm90))))) {
+    user_error("shape '{}': want D/S/MASK[/TM] with D 64 or 128, S a power of two in 512..16384, MASK full or "
+               "causal, TM a Q tile of the sm90 family",
                text);
   }
-  return {d, s, std::string(mask) == "causal"};
+  return {d, s, std::string(mask) == "causal", n == 4 ? tm : 0};
 }
 
 /// Deterministic backward per named strategy and the atomic one, per shape: one line each.
@@ -372,7 +378,10 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
   cli::BackwardTimer timer(cli::query_device(), 1000);
   std::printf("%-4s %-6s %-6s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
   for (auto const& sh : shapes) {
-    sim::Problem const p = grid_problem(sh.d, sh.s, sh.causal);
+    sim::Problem p = grid_problem(sh.d, sh.s, sh.causal);
+    if (sh.tile_m > 0) p.tile_m = sh.tile_m;
+    std::string const mask =
+        sh.tile_m > 0 ? fmt::format("{}/{}", sh.causal ? "causal" : "full", sh.tile_m) : (sh.causal ? "causal" : "full");
     timer.set_problem(p);
     std::vector<std::pair<std::string, Reduction>> runs;
     for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
@@ -389,7 +398,7 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
         continue;  // the strategy refuses this shape
       }
       double const med = median_ms(timer, mode);
-      std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, sh.causal ? "causal" : "full", name.c_str(),
+      std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, mask.c_str(), name.c_str(),
                   mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
                   sim::tflops(sim::backward_flops(p), med));
       std::fflush(stdout);
