@@ -100,6 +100,21 @@ __device__ void convert_rows(Geometry const& g, float const* acc, TensorRef cons
   }
 }
 
+/// The sequence (batch entry) of packed row `row`: the last b with cu_q[b] <= row.
+__device__ __forceinline__ int row_batch(Geometry const& g, int row) {
+  int lo = 0;
+  int hi = g.batch - 1;
+  while (lo < hi) {
+    int const mid = (lo + hi + 1) / 2;
+    if (g.cu_q[mid] <= row) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 /// Converts a tile-major dQ accumulator (TileMajorDq, times the softmax scale) into the user's dQ,
 /// 8 elements per thread and step as convert_rows.
 template <int D, int DT>
@@ -113,16 +128,7 @@ __device__ void convert_tile_major(Geometry const& g, float const* acc, TileMajo
     for (std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; x < chunks; x += stride) {
       int const row = static_cast<int>(x / kChunkLanes<D>);
       int const c = static_cast<int>(x % kChunkLanes<D>) * 8;
-      int lo = 0;  // the row's batch: the last b with cu_q[b] <= row
-      int hi = g.batch - 1;
-      while (lo < hi) {
-        int const mid = (lo + hi + 1) / 2;
-        if (g.cu_q[mid] <= row) {
-          lo = mid;
-        } else {
-          hi = mid - 1;
-        }
-      }
+      int const lo = row_batch(g, row);
       int const r = row - g.cu_q[lo];
       int const len = g.cu_q[lo + 1] - g.cu_q[lo];
       std::int64_t const tile = layout.dq_tile_base[lo] + std::int64_t{h} * ((len + tm - 1) / tm) + r / tm;
@@ -156,16 +162,7 @@ __device__ void convert_tile_major_t(Geometry const& g, float const* acc, TileMa
     for (std::int64_t x = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; x < chunks; x += stride) {
       int const row = static_cast<int>(x / kChunkLanes<D>);
       int const c = static_cast<int>(x % kChunkLanes<D>) * 8;
-      int lo = 0;  // the row's batch: the last b with cu_q[b] <= row
-      int hi = g.batch - 1;
-      while (lo < hi) {
-        int const mid = (lo + hi + 1) / 2;
-        if (g.cu_q[mid] <= row) {
-          lo = mid;
-        } else {
-          hi = mid - 1;
-        }
-      }
+      int const lo = row_batch(g, row);
       int const r = row - g.cu_q[lo];
       if (r % 2 != 0) continue;  // converted with the row before it
       int const len = g.cu_q[lo + 1] - g.cu_q[lo];

@@ -50,10 +50,11 @@ inline constexpr int kThreads = 384;
 // The step order per head dim (kDeferRelease, Tiles::kDsFirst) is what measured
 // fastest on the H200 (docs/results/2026-12-02-h200-sm90-step-order.md); an A/B build changes the
 // constant (scripts/variant.sh).
-/// Deferred release of a Q stage (compute()): at head dim 128 only; at 64 the longer-lived
-/// registers make ptxas serialize the wgmma instructions.
-template <int D>
-inline constexpr bool kDeferRelease = D == 128;
+/// Deferred release of a Q stage (compute()): at head dim 128 with 64-row Q tiles only; at 64 the
+/// longer-lived registers make ptxas serialize the wgmma instructions; with 80-row tiles the step
+/// ran 15-20% slower with it than without (H100, docs/results/2026-12-06-h100-tile80-first.md).
+template <int D, int TM>
+inline constexpr bool kDeferRelease = D == 128 && TM % 64 == 0;
 inline constexpr int kProducerRegs = 24;
 inline constexpr int kMmaRegs = 240;
 // setmaxnreg moves registers within the CTA's pool: 384 threads times the launch bound's 168 per
@@ -85,11 +86,9 @@ struct Tiles {
   /// the H200 at head dim 64 (docs/results/2026-12-03-h200-sm90-ds-stages.md): +2.5-3.7% over
   /// one buffer, det and atomic. At head dim 64 the storage then fills the opt-in limit.
   static constexpr int kDsStages = 2;
-  /// dS^T stored before the dV GEMM is issued (head dim 64), else after.
-#ifndef DASH_T80_DSFIRST
-#define DASH_T80_DSFIRST 1
-#endif
-  static constexpr bool kDsFirst = D == 64 || (kDqT && DASH_T80_DSFIRST);
+  /// dS^T stored before the dV GEMM is issued (head dim 64, and 80-row tiles: fewer spills, 40 / 80
+  /// B against 64 / 120, docs/results/2026-12-06-h100-tile80-first.md), else after.
+  static constexpr bool kDsFirst = D == 64 || kDqT;
   /// dK and dV go out staged in one Q / dO stage, the item's last step's, where one stage holds
   /// both (head dim 64): the producer then loads the next item's first step into the other stage
   /// while the epilogue runs. Else they fill both stages and the next item's loads wait for the
@@ -344,10 +343,7 @@ __device__ __forceinline__ void zero(float (&d)[N]) {
 template <class Policy, int D, int DT, int TM_>
 __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, SharedStorage<D, TM_>& sm) {
   using C = Tiles<D, TM_>;
-#ifndef DASH_T80_NODEFER
-#define DASH_T80_NODEFER 1
-#endif
-  constexpr bool kDefer = kDeferRelease<D> && !(C::kDqT && DASH_T80_NODEFER);
+  constexpr bool kDefer = kDeferRelease<D, TM_>;
   using E = warp::Elem<DT>;
   using T = typename E::T;
   constexpr int TM = C::kTM;
