@@ -857,7 +857,7 @@ void register_kernels(char const* name) {
   constexpr int kTm128 = family_tile_m(KernelFamily::kSm90, 128);
   /// The 80-row Q tile at head dim 128 (docs/design.md): registered for the generic policy and
   /// policies made for it; no problem asks for it by default yet.
-  constexpr int kTm128Alt = 80;
+  constexpr int kTm128Alt = family_traits(KernelFamily::kSm90).tile_m_d128_alt;
   static_assert(Policy::kTileM == 0 || Policy::kTileM == kTm64 || Policy::kTileM == kTm128 ||
                     Policy::kTileM == kTm128Alt,
                 "the policy's Q tile is one of the family's");
