@@ -133,7 +133,8 @@ TEST_CASE("forward and backward match the fp64 CPU reference", "[gpu]") {
 }
 
 // Small enough for compute-sanitizer (scripts/gpu.sh sanitize runs memcheck, racecheck and
-// synccheck on this test alone): every family, both head dims, a mask, varlen, both reductions.
+// synccheck on this test alone): every family, both head dims, a mask, varlen, both reductions, and
+// the sm90 family's 80-row Q tile.
 TEST_CASE("sanitizer cases: small backward passes of every family", "[gpu][sanitize]") {
   std::vector<Case> cases;
   cases.push_back({"d128 bf16 causal 200x333", make_problem(1, 2, 2, 200, 333, 128, causal()), DType::kBf16});
@@ -152,6 +153,28 @@ TEST_CASE("sanitizer cases: small backward passes of every family", "[gpu][sanit
         run_and_check(f, c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 2), r, in, exact, low,
                       false);
       }
+    }
+  }
+  // The sm90 family's 80-row Q tile (head dim 128): dS stored transposed, dQ^T, one dQ buffer, the
+  // transposed tile-major layout and its postprocess; a cut tile and a varlen batch.
+  auto const fams = device_families();
+  if (std::find(fams.begin(), fams.end(), KernelFamily::kSm90) == fams.end()) return;
+  std::vector<Case> tile80;
+  sim::Problem full80 = make_problem(1, 2, 2, 250, 250, 128, full());
+  full80.tile_m = 80;
+  tile80.push_back({"d128 bf16 full 250x250 tile 80", full80, DType::kBf16});
+  sim::Problem varlen80 = make_problem(2, 2, 2, 0, 0, 128, full());
+  varlen80.tile_m = 80;
+  varlen80.seqlens_q = {170, 61};
+  varlen80.seqlens_k = {90, 200};
+  tile80.push_back({"d128 fp16 varlen full tile 80", varlen80, DType::kFp16});
+  for (auto const& c : tile80) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
+    AttentionOutputs const exact = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_cpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    for (Reduction r : {Reduction::kDeterministic, Reduction::kAtomic}) {
+      run_and_check(KernelFamily::kSm90, c, simple_schedule(c.problem, true, sim::LaunchModel::kPersistent, 2), r, in,
+                    exact, low, false);
     }
   }
 }
