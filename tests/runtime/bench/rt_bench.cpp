@@ -5,7 +5,7 @@
 //   rt_bench [quick]   timings
 //   rt_bench shapes [--strategies=A,B] D/S/MASK...  timings of the given grid shapes only (e.g.
 //                      128/8192/causal), of the named strategies only if given ("atomic": fa3's
-//                      order without tickets)
+//                      order without tickets; "atomic:NAME": strategy NAME's order without them)
 //   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]  every kernel of generated/manifest.json (whose
 //                      file name contains MATCH, if given): its problem and strategy on this GPU,
 //                      the specialization vs the generic kernel on the same inputs, dQ/dK/dV
@@ -376,7 +376,7 @@ Shape parse_shape(std::string const& text) {
 /// Deterministic backward per named strategy and the atomic one, per shape: one line each.
 int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::string> const& only = {}) {
   cli::BackwardTimer timer(cli::query_device(), 1000);
-  std::printf("%-4s %-6s %-6s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
+  std::printf("%-4s %-6s %-7s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
   for (auto const& sh : shapes) {
     sim::Problem p = grid_problem(sh.d, sh.s, sh.causal);
     if (sh.tile_m > 0) p.tile_m = sh.tile_m;
@@ -386,9 +386,14 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
     std::vector<std::pair<std::string, Reduction>> runs;
     for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
     runs.emplace_back("fa3", Reduction::kAtomic);
+    // "atomic:NAME" asks for NAME's order without tickets (fa3's is "atomic").
+    for (auto const& key : only) {
+      if (key.rfind("atomic:", 0) == 0 && key != "atomic:fa3") runs.emplace_back(key.substr(7), Reduction::kAtomic);
+    }
     auto const wanted = [&](std::string const& name, Reduction mode) {
-      std::string const key = mode == Reduction::kAtomic ? "atomic" : name;
-      return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
+      std::string const key = mode != Reduction::kAtomic ? name : name == "fa3" ? "atomic" : "atomic:" + name;
+      return only.empty() || std::find(only.begin(), only.end(), key) != only.end() ||
+             (key == "atomic" && std::find(only.begin(), only.end(), "atomic:fa3") != only.end());
     };
     for (auto const& [name, mode] : runs) {
       if (!wanted(name, mode)) continue;
@@ -398,7 +403,7 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
         continue;  // the strategy refuses this shape
       }
       double const med = median_ms(timer, mode);
-      std::printf("%-4d %-6d %-6s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, mask.c_str(), name.c_str(),
+      std::printf("%-4d %-6d %-7s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, mask.c_str(), name.c_str(),
                   mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
                   sim::tflops(sim::backward_flops(p), med));
       std::fflush(stdout);
@@ -446,7 +451,8 @@ int run(std::vector<std::string> const& args) {
       for (std::size_t at = 0, comma = 0; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         std::string const name = list.substr(at, comma - at);
         auto const names = sim::strategy_names();
-        if (name != "atomic" && std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string const order = name.rfind("atomic:", 0) == 0 ? name.substr(7) : name;
+        if (name != "atomic" && std::find(names.begin(), names.end(), order) == names.end()) {
           user_error("rt_bench shapes: unknown strategy '{}' in {}", name, args[a]);
         }
         only.push_back(name);
