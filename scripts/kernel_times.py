@@ -5,8 +5,12 @@ the call time rt_bench measured in the same run, the model's makespan over the m
 the model's pre/post term (prepost_cycles) over the two passes, both at the profile's clock
 (`dash simulate --profile P --json`). Splits the call-level error `dash fidelity` reports into the
 main kernel's and the passes'. Last: the pre/postprocess rate the measured passes imply.
+With --records OUT it also writes the main-kernel durations as bench-style records marked
+"part": "main kernel" (the grid problem, the Q tile from the kernel's name or the family's default,
+the profile's SMs), which `dash fidelity --main-kernel OUT` compares the makespan with and fits to.
 
-Usage: scripts/kernel_times.py FILE PROFILE [DASH]   (DASH: the dash binary, default build/tools/dash)
+Usage: scripts/kernel_times.py FILE PROFILE [DASH] [--records OUT]   (DASH: the dash binary, default
+       build/tools/dash)
 Exit 2 with one line on stderr for a missing or malformed file or a failing dash run.
 """
 import csv
@@ -32,8 +36,13 @@ def read(path):
         fail(f"{path}: {e.strerror}")
 
 
+# The sm90 family's default Q tile per head dim (runtime/kernels/family.h), for files whose kernel
+# names do not carry it (before the kernel was templated on its tile).
+DEFAULT_TILE_M = {64: 128, 128: 64}
+
+
 def shapes(text, path):
-    """[(d, seqlen, mask, pre_us, main_us, post_us, call_ms)] per '## d s mask' block."""
+    """[(d, seqlen, mask, pre_us, main_us, post_us, call_ms, tile_m)] per '## d s mask' block."""
     out = []
     for block in re.split(r"^## ", text, flags=re.M)[1:]:
         head, _, rest = block.partition("\n")
@@ -56,22 +65,37 @@ def shapes(text, path):
         if scale is None:
             fail(f"{path}: {d}/{s}/{mask}: unknown duration unit '{rows[1][col]}'")
         parts = {"pre": [], "main": [], "post": []}
+        tile_m = DEFAULT_TILE_M.get(d)
         for r in rows[2:]:
             key = "pre" if "preprocess" in r[name] else "post" if "postprocess" in r[name] else "main"
             parts[key].append(float(r[col].replace(",", "")) * scale)
+            # bwd_kernel<Policy, D, DT, TM>: the Q tile is the fourth argument where there is one.
+            m = re.search(r"bwd_kernel<[^,<>]+,\s*\d+,\s*\d+,\s*(\d+)>", r[name])
+            if key == "main" and m:
+                tile_m = int(m.group(1))
         if any(not v for v in parts.values()) or call_ms is None:
             fail(f"{path}: {d}/{s}/{mask}: a kernel or the rt_bench time is missing")
-        out.append((d, s, mask, *(statistics.median(parts[k]) for k in ("pre", "main", "post")), call_ms))
+        if tile_m is None:
+            fail(f"{path}: {d}/{s}/{mask}: head dim {d} has no sm90 Q tile")
+        out.append((d, s, mask, *(statistics.median(parts[k]) for k in ("pre", "main", "post")), call_ms, tile_m))
     if not out:
         fail(f"{path}: no '## d seqlen mask' blocks")
     return out
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
-        fail("usage: scripts/kernel_times.py FILE PROFILE [DASH]")
-    path, profile = sys.argv[1], sys.argv[2]
-    dash = sys.argv[3] if len(sys.argv) == 4 else "build/tools/dash"
+    args = sys.argv[1:]
+    records = None
+    if "--records" in args:
+        at = args.index("--records")
+        if at + 1 >= len(args):
+            fail("--records needs a file name")
+        records = args[at + 1]
+        del args[at:at + 2]
+    if len(args) not in (2, 3):
+        fail("usage: scripts/kernel_times.py FILE PROFILE [DASH] [--records OUT]")
+    path, profile = args[0], args[1]
+    dash = args[2] if len(args) == 3 else "build/tools/dash"
     try:
         prof = json.loads(read(profile))
         clock = float(prof["clock_mhz"]) * 1e6
@@ -83,12 +107,12 @@ def main():
     print("| d | mask | seqlen | pre (us) | main (us) | post (us) | kernels / call | model makespan / main | "
           "model pre+post / measured |")
     print("|---|---|---|---|---|---|---|---|---|")
-    main_err, pass_err, implied = [], [], []
-    for d, s, mask, pre, kernel, post, call_ms in rows:
+    main_err, pass_err, implied, out = [], [], [], []
+    for d, s, mask, pre, kernel, post, call_ms, tile_m in rows:
         heads = 32 if d == 64 else 16  # the DASH grid: 16384 tokens per batch, 2048 model width
         cmd = [dash, "simulate", "--profile", profile, "--sms", str(sms), "--strategy", "symmetric-shift",
                "--head-dim", str(d), "--mask", mask, "--batch", str(16384 // s), "--heads", str(heads),
-               "--seqlen", str(s), "--json"]
+               "--seqlen", str(s), "--tile-m", str(tile_m), "--json"]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             fail(f"{' '.join(cmd)}: {run.stderr.strip() or run.returncode}")
@@ -100,11 +124,22 @@ def main():
         implied.append(sim["prepost_cycles"] * rate / ((pre + post) * 1e-6 * clock))
         print(f"| {d} | {mask} | {s} | {pre:.1f} | {kernel:.1f} | {post:.1f} | {(pre + kernel + post) / 1e3 / call_ms:.3f} "
               f"| {makespan_us / kernel:.3f} | {prepost_us / (pre + post):.2f} |")
+        out.append({"part": "main kernel", "mode": "det", "strategy": "symmetric-shift", "batch": 16384 // s,
+                    "heads": heads, "kv_heads": heads, "seqlen_q": s, "seqlen_k": s, "head_dim": d, "tile_m": tile_m,
+                    "tile_n": 128, "mask": mask, "schedule_sms": sms, "ms": kernel / 1e3, "pre_ms": pre / 1e3,
+                    "post_ms": post / 1e3, "source": path})
     within = sum(abs(e) < math.log(1.03) for e in main_err)
     print(f"\nmain kernel: model makespan mean |log error| {statistics.mean(abs(e) for e in main_err):.3f}, "
           f"{within} of {len(main_err)} within 3%; pre/post term: mean log error {statistics.mean(pass_err):+.3f}; "
           f"the measured passes move the model's bytes at {statistics.median(implied):.0f} B/cycle "
           f"(median; the profile says {rate})")
+    if records is not None:
+        try:
+            with open(records, "w") as f:
+                json.dump(out, f, indent=1)
+                f.write("\n")
+        except OSError as e:
+            fail(f"{records}: {e.strerror}")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,30 @@ std::string string_field(json const& r, char const* key, std::string const& wher
   return it->get<std::string>();
 }
 
+/// The problem of a bench record (its shape fields), validated.
+sim::Problem problem_of(json const& r, std::string const& file) {
+  sim::Problem p;
+  p.batch = int_field(r, "batch", file);
+  p.q_heads = int_field(r, "heads", file);
+  p.kv_heads = int_field(r, "kv_heads", file);
+  p.seqlen_q = int_field(r, "seqlen_q", file);
+  p.seqlen_k = int_field(r, "seqlen_k", file);
+  p.head_dim = int_field(r, "head_dim", file);
+  p.tile_m = int_field(r, "tile_m", file);
+  p.tile_n = int_field(r, "tile_n", file);
+  p.mask = sim::parse_mask(string_field(r, "mask", file));
+  sim::validate_problem(p);
+  return p;
+}
+
+/// A positive, finite "ms" of a record.
+double ms_field(json const& r, std::string const& where) {
+  auto const it = r.find("ms");
+  double const ms = it != r.end() && it->is_number() ? it->get<double>() : 0.0;
+  if (!(ms > 0) || !std::isfinite(ms)) user_error("{}: a record's \"ms\" is not a positive time", where);
+  return ms;
+}
+
 }  // namespace
 
 std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& files) {
@@ -59,18 +83,8 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
       if (!r.contains("measured") || r["measured"] != true || !r.contains("ms") || !r["ms"].is_number()) continue;
       std::string const strategy = string_field(r, "strategy", file);
       if (std::find(names.begin(), names.end(), strategy) == names.end()) continue;  // search, ...
-      sim::Problem p;
-      p.batch = int_field(r, "batch", file);
-      p.q_heads = int_field(r, "heads", file);
-      p.kv_heads = int_field(r, "kv_heads", file);
-      p.seqlen_q = int_field(r, "seqlen_q", file);
-      p.seqlen_k = int_field(r, "seqlen_k", file);
-      p.head_dim = int_field(r, "head_dim", file);
-      p.tile_m = int_field(r, "tile_m", file);
-      p.tile_n = int_field(r, "tile_n", file);
+      sim::Problem const p = problem_of(r, file);
       std::string const mask = string_field(r, "mask", file);
-      p.mask = sim::parse_mask(mask);
-      sim::validate_problem(p);
       int const sms = int_field(r, "schedule_sms", file);
       auto const key = std::make_tuple(p.batch, p.q_heads, p.kv_heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.tile_m,
                                        p.tile_n, mask, sms);
@@ -82,8 +96,7 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
         order.push_back(key);
       }
       MeasuredShape& s = it->second;
-      double const ms = r["ms"].get<double>();
-      if (!(ms > 0) || !std::isfinite(ms)) user_error("{}: a record's \"ms\" is not a positive time", file);
+      double const ms = ms_field(r, file);
       auto at = std::find(s.strategies.begin(), s.strategies.end(), strategy);
       if (at == s.strategies.end()) {
         s.strategies.push_back(strategy);
@@ -116,6 +129,66 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
   }
   if (out.empty()) user_error("no measured deterministic fa3 record in the bench files");
   return out;
+}
+
+std::vector<MainKernelTime> read_main_kernel_times(std::vector<std::string> const& files) {
+  std::vector<std::string> const& names = sim::strategy_names();
+  std::vector<MainKernelTime> out;
+  for (auto const& file : files) {
+    json const doc = sim::parse_user_json(sim::read_user_file(file, "main-kernel times file", kMaxFileBytes), 4);
+    if (!doc.is_array()) user_error("{}: not a scripts/kernel_times.py --records document (an array of records)", file);
+    for (json const& r : doc) {
+      if (!r.is_object()) user_error("{}: a record is not an object", file);
+      auto const part = r.find("part");
+      if (part == r.end() || *part != "main kernel") {
+        user_error("{}: a record without \"part\": \"main kernel\" (a dash bench file times whole calls; "
+                   "main-kernel durations come from scripts/kernel_times.py --records)",
+                   file);
+      }
+      if (string_field(r, "mode", file) != "det") user_error("{}: a main-kernel record that is not \"det\"", file);
+      std::string const strategy = string_field(r, "strategy", file);
+      if (std::find(names.begin(), names.end(), strategy) == names.end()) {
+        user_error("{}: \"{}\" is not a named strategy", file, strategy.substr(0, 32));
+      }
+      MainKernelTime t;
+      t.problem = problem_of(r, file);
+      t.sms = int_field(r, "schedule_sms", file);
+      if (t.sms < 1) user_error("{}: \"schedule_sms\" must be at least 1", file);
+      t.strategy = strategy;
+      t.ms = ms_field(r, file);
+      t.source = file;
+      out.push_back(std::move(t));
+    }
+  }
+  if (out.empty()) user_error("no main-kernel record in the main-kernel times files");
+  return out;
+}
+
+std::vector<sim::Schedule> make_schedules(std::vector<MainKernelTime> const& times) {
+  std::vector<sim::Schedule> out;
+  out.reserve(times.size());
+  for (MainKernelTime const& t : times) out.push_back(sim::make_strategy(t.strategy, t.problem, sim::machine_with_sms(t.sms)));
+  return out;
+}
+
+MainKernelFidelity evaluate_main_kernel(std::vector<MainKernelTime> const& times,
+                                        std::vector<sim::Schedule> const& schedules, sim::KernelRates const& rates,
+                                        int clock_mhz) {
+  DASH_ASSERT(clock_mhz > 0 && schedules.size() == times.size());
+  MainKernelFidelity f;
+  double sum = 0;
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    MainKernelTime const& t = times[k];
+    sim::CostModel const cost = sim::default_model(t.problem, rates);
+    sim::Cycles const makespan = sim::simulate(t.problem, sim::machine_with_sms(t.sms), cost, schedules[k]).predicted();
+    double const e = std::fabs(std::log(static_cast<double>(makespan) / (clock_mhz * 1000.0) / t.ms));
+    sum += e;
+    f.error_max = std::max(f.error_max, e);
+    f.within_3pct += e <= std::log(1.03) ? 1 : 0;
+    ++f.compared;
+  }
+  f.error = f.compared > 0 ? sum / f.compared : 0.0;
+  return f;
 }
 
 ShapeSchedules make_schedules(std::vector<MeasuredShape> const& shapes) {
@@ -214,10 +287,12 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
 }
 
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                           sim::KernelRates start, int clock_mhz, bool hold_prepost) {
+                           sim::KernelRates start, int clock_mhz, bool hold_prepost, MainKernelSet const& main) {
+  DASH_ASSERT(main.times.size() == main.schedules.size());
   auto objective = [&](sim::KernelRates const& r) {
     Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz, false);
-    return f.speedup_error + f.time_error;
+    double const m = main.times.empty() ? 0.0 : evaluate_main_kernel(main.times, main.schedules, r, clock_mhz).error;
+    return f.speedup_error + f.time_error + m;
   };
   sim::KernelRates best = start;
   // The pre/postprocess rate starts somewhere reasonable when the profile does not model it.

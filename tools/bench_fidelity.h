@@ -71,11 +71,51 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
 /// The same, building the schedules.
 Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::KernelRates const& rates, int clock_mhz);
 
-/// The rates that minimize speedup_error + time_error over `shapes`, by coordinate descent from
-/// `start` (F, B, L, the pre/postprocess rate, o and, where `start` has a memory floor, its HBM
-/// bandwidth; k and the L2 kept), steps shrinking from 25% to 1%. `hold_prepost` keeps start's
-/// pre/postprocess rate (one measured apart from the main kernel: scripts/kernel_times.sh).
+/// One main-kernel duration: the backward's main kernel alone (no pre/postprocess), measured apart
+/// from the passes around it (scripts/kernel_times.sh, tabled by scripts/kernel_times.py --records):
+/// what the model's makespan predicts, without the pre/postprocess term.
+struct MainKernelTime {
+  sim::Problem problem;
+  int sms = 0;
+  std::string strategy;
+  double ms = 0;
+  std::string source;
+};
+
+/// The records of files written by `scripts/kernel_times.py --records`: bench-style records
+/// (`dash bench --json` fields) of det runs of named strategies, each marked "part": "main kernel".
+/// UserError on a file that is not such a document (a plain bench file included: its times are
+/// whole calls).
+std::vector<MainKernelTime> read_main_kernel_times(std::vector<std::string> const& files);
+
+/// The schedules of the records' strategies, made for their SMs (rate-independent, as ShapeSchedules).
+std::vector<sim::Schedule> make_schedules(std::vector<MainKernelTime> const& times);
+
+/// The makespan against measured main-kernel durations: mean and max |log(predicted / measured)|,
+/// and how many within 3%.
+struct MainKernelFidelity {
+  double error = 0;
+  double error_max = 0;
+  int within_3pct = 0;
+  int compared = 0;
+};
+MainKernelFidelity evaluate_main_kernel(std::vector<MainKernelTime> const& times,
+                                        std::vector<sim::Schedule> const& schedules, sim::KernelRates const& rates,
+                                        int clock_mhz);
+
+/// Main-kernel durations a fit also answers to: the records and their schedules.
+struct MainKernelSet {
+  std::vector<MainKernelTime> times;
+  std::vector<sim::Schedule> schedules;
+};
+
+/// The rates that minimize speedup_error + time_error over `shapes` (plus, with `main` non-empty,
+/// the makespan's error against its main-kernel durations), by coordinate descent from `start` (F,
+/// B, L, the pre/postprocess rate, o and, where `start` has a memory floor, its HBM bandwidth; k and
+/// the L2 kept), steps shrinking from 25% to 1%. `hold_prepost` keeps start's pre/postprocess rate
+/// (one measured apart from the main kernel: scripts/kernel_times.sh).
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
-                           sim::KernelRates start, int clock_mhz, bool hold_prepost = false);
+                           sim::KernelRates start, int clock_mhz, bool hold_prepost = false,
+                           MainKernelSet const& main = {});
 
 }  // namespace dash::cli

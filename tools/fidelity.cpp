@@ -25,6 +25,7 @@ namespace {
 struct FidelityOptions {
   std::vector<std::string> files;
   std::vector<std::string> held_out;
+  std::vector<std::string> main_kernel;
   std::string family = std::string(rt::family_name(rt::kDefaultFamily));
   std::string profile;
   std::string out;
@@ -62,6 +63,16 @@ nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
   return row;
 }
 
+nlohmann::json main_kernel_json(MainKernelFidelity const& m) {
+  return {{"mean_abs_log_error", m.error}, {"max_abs_log_error", m.error_max},
+          {"within_3pct", m.within_3pct}, {"compared", m.compared}};
+}
+
+std::string main_kernel_line(char const* what, MainKernelFidelity const& m) {
+  return fmt::format("{}  makespan vs main-kernel durations: mean |log err| {:.3f} (max {:.3f}), {} of {} within 3%\n",
+                     what, m.error, m.error_max, m.within_3pct, m.compared);
+}
+
 std::string summary_line(char const* what, Fidelity const& f) {
   std::string line = fmt::format(
       "{}: speedup over fa3 mean |log err| {:.3f} (max {:.3f}), {} of {} within 3%; time mean |log err| {:.3f} "
@@ -89,6 +100,15 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
       o.held_out.empty() ? std::vector<MeasuredShape>{} : read_measured_shapes(o.held_out);
   ShapeSchedules const schedules = make_schedules(shapes);
   ShapeSchedules const held_schedules = make_schedules(held_out);
+  MainKernelSet main;
+  if (!o.main_kernel.empty()) {
+    main.times = read_main_kernel_times(o.main_kernel);
+    main.schedules = make_schedules(main.times);
+  }
+  auto const main_fidelity = [&](sim::KernelRates const& r) {
+    return evaluate_main_kernel(main.times, main.schedules, r, profile.clock_mhz);
+  };
+  MainKernelFidelity const main_before = main_fidelity(base);
 
   Fidelity const before = evaluate_fidelity(shapes, schedules, base, profile.clock_mhz);
   Fidelity const before_held = evaluate_fidelity(held_out, held_schedules, base, profile.clock_mhz);
@@ -96,7 +116,7 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   Fidelity after = before;
   Fidelity after_held = before_held;
   if (o.fit) {
-    fitted = fit_rates(shapes, schedules, base, profile.clock_mhz, o.hold_prepost);
+    fitted = fit_rates(shapes, schedules, base, profile.clock_mhz, o.hold_prepost, main);
     after = evaluate_fidelity(shapes, schedules, fitted, profile.clock_mhz);
     after_held = evaluate_fidelity(held_out, held_schedules, fitted, profile.clock_mhz);
     auto it = std::find_if(profile.families.begin(), profile.families.end(),
@@ -106,9 +126,12 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
     it->source = fmt::format(
         "dash fidelity --fit {}: end-to-end deterministic timings of {} shapes ({}); speedup over "
         "fa3 mean |log "
-        "error| {:.3f}, time {:.3f} on them{}",
+        "error| {:.3f}, time {:.3f} on them{}{}",
         utc_now("%Y-%m-%d"), shapes.size(), fmt::join(o.files, ", "), after.speedup_error,
-        after.time_error, o.hold_prepost ? "; the pre/postprocess rate held, not fitted" : "");
+        after.time_error, o.hold_prepost ? "; the pre/postprocess rate held, not fitted" : "",
+        main.times.empty() ? std::string()
+                           : fmt::format("; and the makespan to {} main-kernel durations ({}): mean |log error| {:.3f}",
+                                         main.times.size(), fmt::join(o.main_kernel, ", "), main_fidelity(fitted).error));
     if (sub.count("--out") > 0) sim::write_file_atomic(o.out, sim::to_json(profile));
   }
 
@@ -118,9 +141,11 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
     j["rates"] = sim::rates_to_json(base);
     j["fit"] = summary_json(before);
     if (!held_out.empty()) j["held_out"] = summary_json(before_held);
+    if (!main.times.empty()) j["main_kernel"] = main_kernel_json(main_before);
     if (o.fit) {
       j["fitted"] = {{"rates", sim::rates_to_json(fitted)}, {"fit", summary_json(after)}};
       if (!held_out.empty()) j["fitted"]["held_out"] = summary_json(after_held);
+      if (!main.times.empty()) j["fitted"]["main_kernel"] = main_kernel_json(main_fidelity(fitted));
     }
     j["rows"] = nlohmann::json::array();
     for (std::size_t k = 0; k < before.rows.size(); ++k) {
@@ -156,10 +181,12 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
               sim::rates_line(base).c_str());
   std::fputs(summary_line("  fitting set", before).c_str(), stdout);
   if (!held_out.empty()) std::fputs(summary_line("  held out", before_held).c_str(), stdout);
+  if (!main.times.empty()) std::fputs(main_kernel_line("", main_before).c_str(), stdout);
   if (o.fit) {
     std::printf("fitted: %s\n", sim::rates_line(fitted).c_str());
     std::fputs(summary_line("  fitting set", after).c_str(), stdout);
     if (!held_out.empty()) std::fputs(summary_line("  held out", after_held).c_str(), stdout);
+    if (!main.times.empty()) std::fputs(main_kernel_line("", main_fidelity(fitted)).c_str(), stdout);
   }
 }
 
@@ -172,6 +199,9 @@ void setup_fidelity(CLI::App& app) {
   sub->add_option("files", opts->files, "dash bench --json files (deterministic records of named strategies)")
       ->required();
   sub->add_option("--held-out", opts->held_out, "bench files reported, not fitted to");
+  sub->add_option("--main-kernel", opts->main_kernel,
+                  "main-kernel durations (scripts/kernel_times.py --records): the makespan compared with them "
+                  "and, with --fit, fitted to them too");
   sub->add_option("--family", opts->family, "kernel family whose rates are tried: sm80 | sm90")->capture_default_str();
   sub->add_option("--profile", opts->profile, "machine profile (default: the built-in one)");
   sub->add_flag("--fit", opts->fit,

@@ -174,6 +174,80 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
   CHECK(after_held.time_error < 0.01);
 }
 
+TEST_CASE("fidelity: main-kernel durations read, scored against the makespan, and fitted to") {
+  Files const f;
+  KernelRates const truth{1500, 24, 700, 2, 2000, 900};
+  std::vector<std::pair<Problem, int>> const cases{{shape(2, 2048, "causal"), 16}, {shape(2, 1024, "full"), 12},
+                                                   {shape(4, 1024, "causal"), 24}, {shape(1, 512, "full"), 8}};
+  // Records as scripts/kernel_times.py --records writes them: the model's own makespans (1000 MHz).
+  nlohmann::json doc = nlohmann::json::array();
+  for (auto const& [p, sms] : cases) {
+    Machine const m = machine_with_sms(sms);
+    Cycles const c =
+        simulate(p, m, default_model(p, truth), make_strategy("symmetric-shift", p, m)).predicted();
+    nlohmann::json r = record(p, "symmetric-shift", "det", static_cast<double>(c) / 1e6, sms);
+    r["part"] = "main kernel";
+    doc.push_back(r);
+  }
+  std::vector<dash::cli::MainKernelTime> const times = dash::cli::read_main_kernel_times({f.write("m.json", doc)});
+  REQUIRE(times.size() == cases.size());
+  CHECK(times[1].problem == cases[1].first);
+  CHECK(times[1].sms == 12);
+  CHECK(times[1].strategy == "symmetric-shift");
+  auto const schedules = dash::cli::make_schedules(times);
+  dash::cli::MainKernelFidelity const exact = dash::cli::evaluate_main_kernel(times, schedules, truth, 1000);
+  CHECK(exact.compared == 4);
+  CHECK(exact.within_3pct == 4);
+  CHECK(exact.error < 1e-12);
+  // 10% off on one of them: its error, and only its.
+  std::vector<dash::cli::MainKernelTime> off = times;
+  off[0].ms *= 1.1;
+  dash::cli::MainKernelFidelity const one = dash::cli::evaluate_main_kernel(off, schedules, truth, 1000);
+  CHECK(one.within_3pct == 3);
+  CHECK(one.error_max == Approx(std::log(1.1)).epsilon(1e-9));
+
+  // A fit that answers to the main kernel too: from rates off in every parameter, the whole-call
+  // timings of the same shapes and the main-kernel durations both come back within 1%.
+  std::vector<MeasuredShape> shapes;
+  for (auto const& [p, sms] : cases) {
+    MeasuredShape ms;
+    ms.problem = p;
+    ms.sms = sms;
+    for (char const* name : {"fa3", "descending", "symmetric-shift", "shift"}) {
+      ms.strategies.emplace_back(name);
+      ms.ms.push_back(model_ms(p, sms, name, truth));
+    }
+    shapes.push_back(ms);
+  }
+  KernelRates const start{2100, 20, 1100, 2, 0, 0};
+  dash::cli::MainKernelSet const main{times, schedules};
+  KernelRates const fitted = dash::cli::fit_rates(shapes, dash::cli::make_schedules(shapes), start, 1000, false, main);
+  dash::cli::MainKernelFidelity const after = dash::cli::evaluate_main_kernel(times, schedules, fitted, 1000);
+  INFO("main kernel before " << dash::cli::evaluate_main_kernel(times, schedules, start, 1000).error << ", after "
+                             << after.error);
+  CHECK(dash::cli::evaluate_main_kernel(times, schedules, start, 1000).error > 0.05);
+  CHECK(after.error < 0.01);
+  CHECK(dash::cli::evaluate_fidelity(shapes, fitted, 1000).time_error < 0.01);
+
+  // Refused: a bench record (whole calls), a non-det record, an unknown strategy, no records.
+  nlohmann::json plain = nlohmann::json::array({record(cases[0].first, "symmetric-shift", "det", 1.0, 8)});
+  CHECK_THROWS_WITH(dash::cli::read_main_kernel_times({f.write("p.json", plain)}),
+                    Catch::Contains("without \"part\": \"main kernel\""));
+  nlohmann::json nondet = doc;
+  nondet[0]["mode"] = "nondet";
+  CHECK_THROWS_WITH(dash::cli::read_main_kernel_times({f.write("n.json", nondet)}), Catch::Contains("not \"det\""));
+  nlohmann::json unknown = doc;
+  unknown[0]["strategy"] = "search";
+  CHECK_THROWS_WITH(dash::cli::read_main_kernel_times({f.write("u.json", unknown)}),
+                    Catch::Contains("\"search\" is not a named strategy"));
+  CHECK_THROWS_WITH(dash::cli::read_main_kernel_times({f.write("e.json", nlohmann::json::array())}),
+                    Catch::Contains("no main-kernel record"));
+  nlohmann::json zero = doc;
+  zero[0]["ms"] = 0;
+  CHECK_THROWS_WITH(dash::cli::read_main_kernel_times({f.write("z.json", zero)}),
+                    Catch::Contains("not a positive time"));
+}
+
 TEST_CASE("fidelity: dash fidelity on a committed run, and its refusals") {
   std::string const run =
       (fs::path(DASH_SOURCE_DIR) / "docs/results/raw/bench-2026-12-03b-offgrid-sm90-3-dash.json").string();
@@ -192,4 +266,6 @@ TEST_CASE("fidelity: dash fidelity on a committed run, and its refusals") {
   dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --hold-prepost", run)), "give --fit too");
   dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --family sm99", run)),
                                "unknown --family 'sm99'");
+  dash::test::check_user_error(run_dash(fmt::format("fidelity '{}' --main-kernel '{}'", run, run)),
+                               "without \"part\": \"main kernel\"");
 }

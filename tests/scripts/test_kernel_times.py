@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/kernel_times.py against the dash CLI (path as the first argument) on a kernel_times.sh file
 written here: two grid shapes whose main kernel lasts exactly the model's makespan and whose passes
-last half the model's pre/post term (ratios 1.000 and 2.00); bad input exits 2."""
+last half the model's pre/post term (ratios 1.000 and 2.00); the same durations as main-kernel records
+(--records) that `dash fidelity --main-kernel` scores as exact; bad input exits 2."""
 import json
 import os
 import subprocess
@@ -56,6 +57,29 @@ with tempfile.TemporaryDirectory() as tmp:
         check(cells[6] == "1.000" and cells[7] == "1.000" and cells[8] == "2.00",
               f"kernels / call 1, makespan / main 1, pre/post term twice the passes: {row!r}")
     check("0 of 2 within 3%" not in r.stdout and "2 of 2 within 3%" in r.stdout, f"summary: {r.stdout!r}")
+
+    # --records: the main-kernel durations as records for dash fidelity --main-kernel.
+    out = os.path.join(tmp, "main.json")
+    r = run([path, PROFILE, DASH, "--records", out])
+    check(r.returncode == 0, f"--records: exit {r.returncode}: {r.stderr}")
+    recs = json.load(open(out)) if os.path.exists(out) else []
+    check(len(recs) == 2 and all(x["part"] == "main kernel" and x["mode"] == "det" for x in recs),
+          f"two main-kernel records: {recs!r}")
+    if len(recs) == 2:
+        want = {(64, 4096, "causal"): 128, (128, 8192, "full"): 64}
+        for x in recs:
+            key = (x["head_dim"], x["seqlen_q"], x["mask"])
+            main_ns, _ = model(*key)
+            check(key in want and x["tile_m"] == want[key] and x["schedule_sms"] == 132
+                  and x["batch"] == 16384 // key[1] and abs(x["ms"] - main_ns / 1e6) < 1e-6,
+                  f"record of {key}: {x!r}")
+        f = subprocess.run([DASH, "fidelity", os.path.join(ROOT, "docs", "results", "raw",
+                                                           "2026-12-06-h100-bench-grid-dash-sm90.json"),
+                            "--profile", PROFILE, "--main-kernel", out], capture_output=True, text=True)
+        check(f.returncode == 0 and "makespan vs main-kernel durations: mean |log err| 0.000" in f.stdout
+              and "2 of 2 within 3%" in f.stdout, f"dash fidelity --main-kernel: {f.returncode} {f.stdout[-400:]!r}")
+    r = run([path, PROFILE, DASH, "--records"])
+    check(r.returncode == 2 and "--records needs a file name" in r.stderr, f"--records alone: {r.stderr!r}")
 
     for args, why in (([path], "usage"), ([os.path.join(tmp, "missing.csv"), PROFILE, DASH], "missing file"),
                       ([path, os.path.join(tmp, "missing.json"), DASH], "missing profile")):
