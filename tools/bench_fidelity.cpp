@@ -56,6 +56,17 @@ sim::Problem problem_of(json const& r, std::string const& file) {
   return p;
 }
 
+/// The records of a JSON file that must be an array of objects (`what` names the file's kind in
+/// the errors, `document` the kind of document it must be).
+json read_records(std::string const& file, char const* what, char const* document) {
+  json doc = sim::parse_user_json(sim::read_user_file(file, what, kMaxFileBytes), 4);
+  if (!doc.is_array()) user_error("{}: not a {} document (an array of records)", file, document);
+  for (json const& r : doc) {
+    if (!r.is_object()) user_error("{}: a record is not an object", file);
+  }
+  return doc;
+}
+
 /// A positive, finite "ms" of a record.
 double ms_field(json const& r, std::string const& where) {
   auto const it = r.find("ms");
@@ -70,13 +81,11 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
   std::vector<std::string> const& names = sim::strategy_names();
   std::vector<MeasuredShape> out;
   for (auto const& file : files) {
-    json const doc = sim::parse_user_json(sim::read_user_file(file, "bench file", kMaxFileBytes), 4);
-    if (!doc.is_array()) user_error("{}: not a dash bench --json document (an array of records)", file);
+    json const doc = read_records(file, "bench file", "dash bench --json");
     // (problem key) -> strategy -> ms, in file order.
     std::map<std::tuple<int, int, int, int, int, int, int, int, std::string, int>, MeasuredShape> shapes;
     std::vector<decltype(shapes)::key_type> order;
     for (json const& r : doc) {
-      if (!r.is_object()) user_error("{}: a record is not an object", file);
       if (string_field(r, "status", file) != "ok") continue;
       std::string const mode = string_field(r, "mode", file);
       if (mode != "det" && mode != "nondet") continue;
@@ -135,10 +144,8 @@ std::vector<MainKernelTime> read_main_kernel_times(std::vector<std::string> cons
   std::vector<std::string> const& names = sim::strategy_names();
   std::vector<MainKernelTime> out;
   for (auto const& file : files) {
-    json const doc = sim::parse_user_json(sim::read_user_file(file, "main-kernel times file", kMaxFileBytes), 4);
-    if (!doc.is_array()) user_error("{}: not a scripts/kernel_times.py --records document (an array of records)", file);
+    json const doc = read_records(file, "main-kernel times file", "scripts/kernel_times.py --records");
     for (json const& r : doc) {
-      if (!r.is_object()) user_error("{}: a record is not an object", file);
       auto const part = r.find("part");
       if (part == r.end() || *part != "main kernel") {
         user_error("{}: a record without \"part\": \"main kernel\" (a dash bench file times whole calls; "

@@ -57,6 +57,25 @@ double model_ms(Problem const& p, int sms, std::string const& strategy, KernelRa
   return static_cast<double>(c + prepost_cycles(p, truth, ordered)) / 1e6;
 }
 
+/// Each case's timings as the model gives them under `truth`: four named strategies, det (and,
+/// with `nondet`, unordered too).
+std::vector<MeasuredShape> model_shapes(std::vector<std::pair<Problem, int>> const& cases, KernelRates const& truth,
+                                        bool nondet) {
+  std::vector<MeasuredShape> shapes;
+  for (auto const& [p, sms] : cases) {
+    MeasuredShape s;
+    s.problem = p;
+    s.sms = sms;
+    for (char const* name : {"fa3", "descending", "symmetric-shift", "shift"}) {
+      s.strategies.emplace_back(name);
+      s.ms.push_back(model_ms(p, sms, name, truth));
+      if (nondet) s.nondet_ms.push_back(model_ms(p, sms, name, truth, false));
+    }
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
 /// A scratch folder that writes JSON documents.
 struct Files : dash::test::Scratch {
   [[nodiscard]] std::string write(std::string const& name, nlohmann::json const& j) const {
@@ -123,18 +142,7 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
   std::vector<std::pair<Problem, int>> const cases{{shape(2, 2048, "causal"), 16},
                                                    {shape(2, 1024, "full"), 12},
                                                    {shape(4, 1024, "causal"), 24}};
-  std::vector<MeasuredShape> shapes;
-  for (auto const& [p, sms] : cases) {
-    MeasuredShape s;
-    s.problem = p;
-    s.sms = sms;
-    for (char const* name : {"fa3", "descending", "symmetric-shift", "shift"}) {
-      s.strategies.emplace_back(name);
-      s.ms.push_back(model_ms(p, sms, name, truth));
-      s.nondet_ms.push_back(model_ms(p, sms, name, truth, false));
-    }
-    shapes.push_back(s);
-  }
+  std::vector<MeasuredShape> const shapes = model_shapes(cases, truth, true);
   dash::cli::Fidelity const exact = dash::cli::evaluate_fidelity(shapes, truth, 1000);
   CHECK(exact.rows.size() == 12);
   CHECK(exact.compared == 9);
@@ -208,17 +216,7 @@ TEST_CASE("fidelity: main-kernel durations read, scored against the makespan, an
 
   // A fit that answers to the main kernel too: from rates off in every parameter, the whole-call
   // timings of the same shapes and the main-kernel durations both come back within 1%.
-  std::vector<MeasuredShape> shapes;
-  for (auto const& [p, sms] : cases) {
-    MeasuredShape ms;
-    ms.problem = p;
-    ms.sms = sms;
-    for (char const* name : {"fa3", "descending", "symmetric-shift", "shift"}) {
-      ms.strategies.emplace_back(name);
-      ms.ms.push_back(model_ms(p, sms, name, truth));
-    }
-    shapes.push_back(ms);
-  }
+  std::vector<MeasuredShape> const shapes = model_shapes(cases, truth, false);
   KernelRates const start{2100, 20, 1100, 2, 0, 0};
   dash::cli::MainKernelSet const main{times, schedules};
   KernelRates const fitted = dash::cli::fit_rates(shapes, dash::cli::make_schedules(shapes), start, 1000, false, main);
