@@ -178,16 +178,40 @@ std::vector<sim::Schedule> make_schedules(std::vector<MainKernelTime> const& tim
   return out;
 }
 
+std::vector<int> main_kernel_rows(std::vector<MainKernelTime> const& times, std::vector<MeasuredShape> const& shapes) {
+  std::vector<int> rows(times.size(), -1);
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    int row = 0;  // evaluate_fidelity's rows: shape by shape, strategy by strategy
+    for (MeasuredShape const& s : shapes) {
+      for (std::string const& name : s.strategies) {
+        if (rows[k] < 0 && s.problem == times[k].problem && s.sms == times[k].sms && name == times[k].strategy) {
+          rows[k] = row;
+        }
+        ++row;
+      }
+    }
+  }
+  return rows;
+}
+
 MainKernelFidelity evaluate_main_kernel(std::vector<MainKernelTime> const& times,
                                         std::vector<sim::Schedule> const& schedules, sim::KernelRates const& rates,
-                                        int clock_mhz) {
+                                        int clock_mhz, Fidelity const* whole, std::vector<int> const& rows) {
   DASH_ASSERT(clock_mhz > 0 && schedules.size() == times.size());
+  DASH_ASSERT(whole == nullptr || rows.size() == times.size());
   MainKernelFidelity f;
   double sum = 0;
   for (std::size_t k = 0; k < times.size(); ++k) {
     MainKernelTime const& t = times[k];
-    sim::CostModel const cost = sim::default_model(t.problem, rates);
-    sim::Cycles const makespan = sim::simulate(t.problem, sim::machine_with_sms(t.sms), cost, schedules[k]).predicted();
+    sim::Cycles makespan = 0;
+    if (whole != nullptr && rows[k] >= 0) {
+      FidelityRow const& row = whole->rows.at(static_cast<std::size_t>(rows[k]));
+      DASH_ASSERT(row.strategy == t.strategy && row.shape->problem == t.problem && row.shape->sms == t.sms);
+      makespan = row.predicted;
+    } else {
+      sim::CostModel const cost = sim::default_model(t.problem, rates);
+      makespan = sim::simulate(t.problem, sim::machine_with_sms(t.sms), cost, schedules[k]).predicted();
+    }
     double const e = std::fabs(std::log(static_cast<double>(makespan) / (clock_mhz * 1000.0) / t.ms));
     sum += e;
     f.error_max = std::max(f.error_max, e);
@@ -296,9 +320,14 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
                            sim::KernelRates start, int clock_mhz, bool hold_prepost, MainKernelSet const& main) {
   DASH_ASSERT(main.times.size() == main.schedules.size());
+  DASH_ASSERT(main.rows.empty() || main.rows.size() == main.times.size());
   auto objective = [&](sim::KernelRates const& r) {
     Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz, false);
-    double const m = main.times.empty() ? 0.0 : evaluate_main_kernel(main.times, main.schedules, r, clock_mhz).error;
+    double const m =
+        main.times.empty()
+            ? 0.0
+            : evaluate_main_kernel(main.times, main.schedules, r, clock_mhz, main.rows.empty() ? nullptr : &f, main.rows)
+                  .error;
     return f.speedup_error + f.time_error + m;
   };
   sim::KernelRates best = start;

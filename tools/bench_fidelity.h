@@ -99,14 +99,25 @@ struct MainKernelFidelity {
   int within_3pct = 0;
   int compared = 0;
 };
+/// `whole` (optional): an evaluation of whole calls under the same rates whose row `rows[k]` (>= 0)
+/// simulated record k's problem, SMs and strategy already (main_kernel_rows): its makespan is taken
+/// instead of simulating the record again.
 MainKernelFidelity evaluate_main_kernel(std::vector<MainKernelTime> const& times,
                                         std::vector<sim::Schedule> const& schedules, sim::KernelRates const& rates,
-                                        int clock_mhz);
+                                        int clock_mhz, Fidelity const* whole = nullptr,
+                                        std::vector<int> const& rows = {});
 
-/// Main-kernel durations a fit also answers to: the records and their schedules.
+/// Per record, the index of the row of evaluate_fidelity(shapes, ...) that simulates the same
+/// problem, SMs and strategy, or -1: the main-kernel records of a grid run are usually the grid's
+/// own shapes, so a fit or a report simulates them once.
+std::vector<int> main_kernel_rows(std::vector<MainKernelTime> const& times, std::vector<MeasuredShape> const& shapes);
+
+/// Main-kernel durations a fit also answers to: the records, their schedules and, per record, its
+/// row among the fitting shapes' (main_kernel_rows; empty: none shared).
 struct MainKernelSet {
   std::vector<MainKernelTime> times;
   std::vector<sim::Schedule> schedules;
+  std::vector<int> rows;
 };
 
 /// The rates that minimize speedup_error + time_error over `shapes` (plus, with `main` non-empty,

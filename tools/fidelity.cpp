@@ -104,13 +104,15 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   if (!o.main_kernel.empty()) {
     main.times = read_main_kernel_times(o.main_kernel);
     main.schedules = make_schedules(main.times);
+    main.rows = main_kernel_rows(main.times, shapes);
   }
-  auto const main_fidelity = [&](sim::KernelRates const& r) {
-    return evaluate_main_kernel(main.times, main.schedules, r, profile.clock_mhz);
+  // The records' makespans, where the whole-call evaluation `whole` (same rates) has them already.
+  auto const main_fidelity = [&](sim::KernelRates const& r, Fidelity const& whole) {
+    return evaluate_main_kernel(main.times, main.schedules, r, profile.clock_mhz, &whole, main.rows);
   };
-  MainKernelFidelity const main_before = main_fidelity(base);
 
   Fidelity const before = evaluate_fidelity(shapes, schedules, base, profile.clock_mhz);
+  MainKernelFidelity const main_before = main_fidelity(base, before);
   Fidelity const before_held = evaluate_fidelity(held_out, held_schedules, base, profile.clock_mhz);
   sim::KernelRates fitted = base;
   Fidelity after = before;
@@ -120,7 +122,7 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
     fitted = fit_rates(shapes, schedules, base, profile.clock_mhz, o.hold_prepost, main);
     after = evaluate_fidelity(shapes, schedules, fitted, profile.clock_mhz);
     after_held = evaluate_fidelity(held_out, held_schedules, fitted, profile.clock_mhz);
-    main_after = main_fidelity(fitted);
+    main_after = main_fidelity(fitted, after);
     auto it = std::find_if(profile.families.begin(), profile.families.end(),
                            [&](sim::FamilyRates const& f) { return f.family == o.family; });
     DASH_ASSERT(it != profile.families.end());

@@ -218,7 +218,33 @@ TEST_CASE("fidelity: main-kernel durations read, scored against the makespan, an
   // timings of the same shapes and the main-kernel durations both come back within 1%.
   std::vector<MeasuredShape> const shapes = model_shapes(cases, truth, false);
   KernelRates const start{2100, 20, 1100, 2, 0, 0};
-  dash::cli::MainKernelSet const main{times, schedules};
+  // The records are the shapes' symmetric-shift rows (strategy 2 of 4): their makespans are taken
+  // from a whole-call evaluation under the same rates, and score as when simulated again. A record
+  // of no shape (another SM count) is simulated.
+  std::vector<int> const rows = dash::cli::main_kernel_rows(times, shapes);
+  CHECK(rows == std::vector<int>{2, 6, 10, 14});
+  dash::cli::Fidelity const whole = dash::cli::evaluate_fidelity(shapes, start, 1000);
+  dash::cli::MainKernelFidelity const shared =
+      dash::cli::evaluate_main_kernel(times, schedules, start, 1000, &whole, rows);
+  dash::cli::MainKernelFidelity const again = dash::cli::evaluate_main_kernel(times, schedules, start, 1000);
+  CHECK(shared.error == again.error);
+  CHECK(shared.error_max == again.error_max);
+  std::vector<dash::cli::MainKernelTime> other = times;
+  other[3].sms = 9;
+  std::vector<int> const other_rows = dash::cli::main_kernel_rows(other, shapes);
+  CHECK(other_rows == std::vector<int>{2, 6, 10, -1});
+  std::vector<Schedule> other_schedules = schedules;
+  other_schedules[3] = make_strategy("symmetric-shift", other[3].problem, machine_with_sms(9));
+  other[3].ms = static_cast<double>(simulate(other[3].problem, machine_with_sms(9), default_model(other[3].problem, truth),
+                                             other_schedules[3])
+                                        .predicted()) /
+                1e6;
+  dash::cli::Fidelity const whole_truth = dash::cli::evaluate_fidelity(shapes, truth, 1000);
+  dash::cli::MainKernelFidelity const mixed =
+      dash::cli::evaluate_main_kernel(other, other_schedules, truth, 1000, &whole_truth, other_rows);
+  CHECK(mixed.within_3pct == 4);
+  CHECK(mixed.error < 1e-12);
+  dash::cli::MainKernelSet const main{times, schedules, rows};
   KernelRates const fitted = dash::cli::fit_rates(shapes, dash::cli::make_schedules(shapes), start, 1000, false, main);
   dash::cli::MainKernelFidelity const after = dash::cli::evaluate_main_kernel(times, schedules, fitted, 1000);
   INFO("main kernel before " << dash::cli::evaluate_main_kernel(times, schedules, start, 1000).error << ", after "
