@@ -386,14 +386,14 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
     std::vector<std::pair<std::string, Reduction>> runs;
     for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
     runs.emplace_back("fa3", Reduction::kAtomic);
-    // "atomic:NAME" asks for NAME's order without tickets (fa3's is "atomic").
+    // "atomic:NAME" asks for NAME's order without tickets (fa3's is "atomic", and the parser
+    // turned "atomic:fa3" into it).
     for (auto const& key : only) {
-      if (key.rfind("atomic:", 0) == 0 && key != "atomic:fa3") runs.emplace_back(key.substr(7), Reduction::kAtomic);
+      if (key.rfind("atomic:", 0) == 0) runs.emplace_back(key.substr(7), Reduction::kAtomic);
     }
     auto const wanted = [&](std::string const& name, Reduction mode) {
       std::string const key = mode != Reduction::kAtomic ? name : name == "fa3" ? "atomic" : "atomic:" + name;
-      return only.empty() || std::find(only.begin(), only.end(), key) != only.end() ||
-             (key == "atomic" && std::find(only.begin(), only.end(), "atomic:fa3") != only.end());
+      return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
     };
     for (auto const& [name, mode] : runs) {
       if (!wanted(name, mode)) continue;
@@ -455,7 +455,7 @@ int run(std::vector<std::string> const& args) {
         if (name != "atomic" && std::find(names.begin(), names.end(), order) == names.end()) {
           user_error("rt_bench shapes: unknown strategy '{}' in {}", name, args[a]);
         }
-        only.push_back(name);
+        only.push_back(name == "atomic:fa3" ? "atomic" : name);  // fa3's order without tickets has one name
       }
     }
     if (shapes.empty()) user_error("rt_bench shapes: name at least one D/S/MASK shape");
