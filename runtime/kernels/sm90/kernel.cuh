@@ -76,14 +76,6 @@ struct Tiles {
   /// One dQ buffer where two do not fit the opt-in shared memory (80 rows: 40 KB each).
   static constexpr int kDqBuffers = kDqT ? 1 : family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
-  /// The step compiled once per stage, the stage a constant (80-row tiles). With the stage in a
-  /// register, ptxas built the 80-row step's sixteen S^T / dP^T operand descriptors in vector
-  /// registers and moved each to a uniform one before its wgmma (79 R2UR per step; 2 with the
-  /// stage a constant): 7.6% fewer instructions, d128 full 8k/16k deterministic 4.5-5.3% faster
-  /// (H100, docs/results/2026-12-06-h100-stage-constants.md). At 64 rows the stage in a register
-  /// costs 8 R2UR: at head dim 128 the doubled step made ptxas serialize the wgmma instructions
-  /// (its info C7512, short of registers), at head dim 64 it ran 0.7-2% slower.
-  static constexpr bool kStageConstants = kTM % 64 != 0;
   // One K/V buffer: the next item's V loads once the item's last dP^T GEMM has completed, its K
   // once the last dQ GEMM has, and dK, dV are staged for their TMA store in the Q / dO stages. (A second K/V buffer at head dim 64
   // measured -1 to -3% at d64 full 4k and causal 8k, docs/results/2026-12-02-h200-sm90-smem-align.md;
@@ -120,8 +112,6 @@ struct Tiles {
   static_assert(kTN == 128 && (D == 64 || D == 128), "two warpgroups of 64 KV rows");
   static_assert(kTM == 64 || kTM == 128 || (kTM == 80 && D == 128), "Q tiles of 64, 128, or 80 rows at head dim 128");
   static_assert(kDqN == 64, "one m64n64 dQ tile per warpgroup");
-  static_assert(kStages == 2 && kStages % kDsStages == 0 && kStages % kDqBuffers == 0,
-                "a constant stage S gives the dS^T and dQ buffers S % their count");
 };
 
 struct ItemInfo {
@@ -430,9 +420,8 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       fence_operand(dv);
       fence_operand(dk);
     };
-    // One step; S >= 0: its stage (step % kStages) as a constant (kStageConstants).
-    auto const run_step = [&]<int S>(int const t, int const step) {
-      int const s = S >= 0 ? S : step % C::kStages;
+    for (int t = 0; t < item.num_steps; ++t, ++step) {
+      int const s = step % C::kStages;
       stamp_step(step, kStepEntry);
       mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
       stamp_step(step, kStepLoaded);
@@ -541,7 +530,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       // that chunk XOR the row's (l % 8). kDsFirst: the store before the dV issue, so that the
       // other warpgroup's wait for it is shorter.
       std::uint64_t const do_t_desc = mn_major(do_s, kQBlock);
-      int const ds_buf = S >= 0 ? S % C::kDsStages : step % C::kDsStages;
+      int const ds_buf = step % C::kDsStages;
       if constexpr (!C::kDsFirst) {
         fence();
 #pragma unroll
@@ -606,7 +595,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       wait<1>();
       fence_operand(dq);
       if (last_step) mbar_arrive(smem_u32(&sm.k_empty));
-      int const buf = S >= 0 ? S % C::kDqBuffers : step % C::kDqBuffers;
+      int const buf = step % C::kDqBuffers;
       stamp_step(step, kStepStaging);
       mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
       // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
@@ -631,15 +620,6 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       } else {
         finish_gemms();
         mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
-      }
-    };
-    for (int t = 0; t < item.num_steps; ++t, ++step) {
-      if constexpr (!C::kStageConstants) {
-        run_step.template operator()<-1>(t, step);
-      } else if (step % C::kStages == 0) {
-        run_step.template operator()<0>(t, step);
-      } else {
-        run_step.template operator()<1>(t, step);
       }
     }
     if (kDefer) {
