@@ -320,14 +320,12 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, sim::Kernel
 sim::KernelRates fit_rates(std::vector<MeasuredShape> const& shapes, ShapeSchedules const& schedules,
                            sim::KernelRates start, int clock_mhz, bool hold_prepost, MainKernelSet const& main) {
   DASH_ASSERT(main.times.size() == main.schedules.size());
-  DASH_ASSERT(main.rows.empty() || main.rows.size() == main.times.size());
+  // The records' makespans come from the whole-call rows that simulate the same problems.
+  std::vector<int> const rows = main_kernel_rows(main.times, shapes);
   auto objective = [&](sim::KernelRates const& r) {
     Fidelity const f = evaluate_fidelity(shapes, schedules, r, clock_mhz, false);
     double const m =
-        main.times.empty()
-            ? 0.0
-            : evaluate_main_kernel(main.times, main.schedules, r, clock_mhz, main.rows.empty() ? nullptr : &f, main.rows)
-                  .error;
+        main.times.empty() ? 0.0 : evaluate_main_kernel(main.times, main.schedules, r, clock_mhz, &f, rows).error;
     return f.speedup_error + f.time_error + m;
   };
   sim::KernelRates best = start;

@@ -112,12 +112,10 @@ MainKernelFidelity evaluate_main_kernel(std::vector<MainKernelTime> const& times
 /// own shapes, so a fit or a report simulates them once.
 std::vector<int> main_kernel_rows(std::vector<MainKernelTime> const& times, std::vector<MeasuredShape> const& shapes);
 
-/// Main-kernel durations a fit also answers to: the records, their schedules and, per record, its
-/// row among the fitting shapes' (main_kernel_rows; empty: none shared).
+/// Main-kernel durations a fit also answers to: the records and their schedules.
 struct MainKernelSet {
   std::vector<MainKernelTime> times;
   std::vector<sim::Schedule> schedules;
-  std::vector<int> rows;
 };
 
 /// The rates that minimize speedup_error + time_error over `shapes` (plus, with `main` non-empty,

@@ -104,11 +104,11 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
   if (!o.main_kernel.empty()) {
     main.times = read_main_kernel_times(o.main_kernel);
     main.schedules = make_schedules(main.times);
-    main.rows = main_kernel_rows(main.times, shapes);
   }
   // The records' makespans, where the whole-call evaluation `whole` (same rates) has them already.
+  std::vector<int> const main_rows = main_kernel_rows(main.times, shapes);
   auto const main_fidelity = [&](sim::KernelRates const& r, Fidelity const& whole) {
-    return evaluate_main_kernel(main.times, main.schedules, r, profile.clock_mhz, &whole, main.rows);
+    return evaluate_main_kernel(main.times, main.schedules, r, profile.clock_mhz, &whole, main_rows);
   };
 
   Fidelity const before = evaluate_fidelity(shapes, schedules, base, profile.clock_mhz);

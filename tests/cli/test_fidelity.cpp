@@ -244,7 +244,7 @@ TEST_CASE("fidelity: main-kernel durations read, scored against the makespan, an
       dash::cli::evaluate_main_kernel(other, other_schedules, truth, 1000, &whole_truth, other_rows);
   CHECK(mixed.within_3pct == 4);
   CHECK(mixed.error < 1e-12);
-  dash::cli::MainKernelSet const main{times, schedules, rows};
+  dash::cli::MainKernelSet const main{times, schedules};
   KernelRates const fitted = dash::cli::fit_rates(shapes, dash::cli::make_schedules(shapes), start, 1000, false, main);
   dash::cli::MainKernelFidelity const after = dash::cli::evaluate_main_kernel(times, schedules, fitted, 1000);
   INFO("main kernel before " << dash::cli::evaluate_main_kernel(times, schedules, start, 1000).error << ", after "
