@@ -76,6 +76,12 @@ struct Tiles {
   /// One dQ buffer where two do not fit the opt-in shared memory (80 rows: 40 KB each).
   static constexpr int kDqBuffers = kDqT ? 1 : family_traits(KernelFamily::kSm90).dq_buffers;
   static constexpr int kStages = 2;  ///< Q / dO / LSE / dPsum ring
+  /// Copies of the step in the compute loop: one per Q / dO stage at 80 rows, each with its stage
+  /// a constant. With the stage in a register, ptxas built the 80-row step's sixteen S^T / dP^T
+  /// operand descriptors in vector registers and moved each to a uniform one before its wgmma
+  /// (79 R2UR per step; docs/design.md, "The 80-row tile"). The 64- and 128-row tiles keep one copy
+  /// with the stage in a register: their code is the same as without the copies (cubins compared).
+  static constexpr int kStageCopies = kTM % 64 != 0 ? kStages : 1;
   // One K/V buffer: the next item's V loads once the item's last dP^T GEMM has completed, its K
   // once the last dQ GEMM has, and dK, dV are staged for their TMA store in the Q / dO stages. (A second K/V buffer at head dim 64
   // measured -1 to -3% at d64 full 4k and causal 8k, docs/results/2026-12-02-h200-sm90-smem-align.md;
@@ -420,206 +426,214 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       fence_operand(dv);
       fence_operand(dk);
     };
-    for (int t = 0; t < item.num_steps; ++t, ++step) {
-      int const s = step % C::kStages;
-      stamp_step(step, kStepEntry);
-      mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
-      stamp_step(step, kStepLoaded);
-      StepInfo const si = sm.step[s];
-      int const m0 = si.q_tile * TM;
-      float const* lse_s = sm.lse[s] + si.stat_shift;
-      float const* dpsum_s = sm.dpsum[s] + si.stat_shift;
-      std::uint32_t const q_s = smem_u32(sm.q[s]);
-      std::uint32_t const do_s = smem_u32(sm.dout[s]);
+    // Copy u of the step (Tiles::kStageCopies > 1) runs the steps whose stage is u: an outer
+    // iteration runs one or two steps, in order.
+    for (int t = 0; t < item.num_steps;) {
+#pragma unroll
+      for (int u = 0; u < C::kStageCopies; ++u) {
+        if (C::kStageCopies > 1 && (t == item.num_steps || step % C::kStages != u)) continue;
+        int const s = C::kStageCopies > 1 ? u : step % C::kStages;
+        stamp_step(step, kStepEntry);
+        mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
+        stamp_step(step, kStepLoaded);
+        StepInfo const si = sm.step[s];
+        int const m0 = si.q_tile * TM;
+        float const* lse_s = sm.lse[s] + si.stat_shift;
+        float const* dpsum_s = sm.dpsum[s] + si.stat_shift;
+        std::uint32_t const q_s = smem_u32(sm.q[s]);
+        std::uint32_t const do_s = smem_u32(sm.dout[s]);
 
-      // S^T and dP^T of this warpgroup's 64 KV rows: M = 64 (KV), N = TM (Q), K = D.
-      float st[TM / 2];
-      float dpt[TM / 2];
-      // Descriptors: one per operand and step, the k-steps a constant further each.
-      std::uint64_t const q_desc = k_major(q_s);
-      std::uint64_t const do_desc = k_major(do_s);
-      fence();
+        // S^T and dP^T of this warpgroup's 64 KV rows: M = 64 (KV), N = TM (Q), K = D.
+        float st[TM / 2];
+        float dpt[TM / 2];
+        // Descriptors: one per operand and step, the k-steps a constant further each.
+        std::uint64_t const q_desc = k_major(q_s);
+        std::uint64_t const do_desc = k_major(do_s);
+        fence();
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const kv_off = (kk / 4) * kKvBlock + (kk % 4) * 32;
-        std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
-        mma_ss<DT, TM>(st, desc_advance(k_desc, kv_off), desc_advance(q_desc, q_off_b), kk > 0);
-      }
-      commit();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const kv_off = (kk / 4) * kKvBlock + (kk % 4) * 32;
-        std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
-        mma_ss<DT, TM>(dpt, desc_advance(v_desc, kv_off), desc_advance(do_desc, q_off_b), kk > 0);
-      }
-      commit();
-
-      // P^T = exp2(S^T scale_log2 - LSE) in place; element (j, e): KV row 16 wq + gq + 8 (e / 2)
-      // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2.
-      wait<1>();
-      fence_operand(st);
-      if (kDefer && held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
-      bool const whole = mask_kind == kMaskFull
-                             ? (m0 + TM <= len_q && n0 + TN <= len_k)
-                             : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
-                                visible(g, mask_kind, m0, n0 + TN - 1, len_q, len_k));
-      int const kv_base = n0 + 64 * wg + 16 * wq + gq;
-      // Two straight-line loops, not a mask test per element: the exponentials then overlap the
-      // dP^T GEMM still in flight (a branch per element let ptxas sink them past the wait).
-      if (whole) {
-#pragma unroll
-        for (int j = 0; j < TM / 8; ++j) {
-          int const col = 8 * j + 2 * t4;
-          float const lse[2] = {lse_s[col], lse_s[col + 1]};
-#pragma unroll
-          for (int e = 0; e < 4; ++e) st[4 * j + e] = warp::ex2(st[4 * j + e] * g.scale_log2 - lse[e & 1]);
+        for (int kk = 0; kk < D / 16; ++kk) {
+          std::uint32_t const kv_off = (kk / 4) * kKvBlock + (kk % 4) * 32;
+          std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
+          mma_ss<DT, TM>(st, desc_advance(k_desc, kv_off), desc_advance(q_desc, q_off_b), kk > 0);
         }
-      } else {
-        // visible() per element, folded into four compares against per-thread bounds: element
-        // (j, e) is query qa + 8 j + (e & 1), key kv_base + 8 (e >> 1), so its distance from the
-        // band's diagonal is base + c with c = 8 (e >> 1) - 8 j - (e & 1), a constant.
-        int const qa = m0 + 2 * t4;
-        int const base = kv_base - qa - (len_k - len_q);
-        Band const bd = band(g, mask_kind);
-        int const lo = -bd.left - base;
-        int const hi = bd.right - base;
-        int const q_lim = len_q - qa;
-        int const kv_lim = len_k - kv_base;
+        commit();
 #pragma unroll
-        for (int j = 0; j < TM / 8; ++j) {
-          int const col = 8 * j + 2 * t4;
-          float const lse[2] = {lse_s[col], lse_s[col + 1]};
+        for (int kk = 0; kk < D / 16; ++kk) {
+          std::uint32_t const kv_off = (kk / 4) * kKvBlock + (kk % 4) * 32;
+          std::uint32_t const q_off_b = (kk / 4) * kQBlock + (kk % 4) * 32;
+          mma_ss<DT, TM>(dpt, desc_advance(v_desc, kv_off), desc_advance(do_desc, q_off_b), kk > 0);
+        }
+        commit();
+
+        // P^T = exp2(S^T scale_log2 - LSE) in place; element (j, e): KV row 16 wq + gq + 8 (e / 2)
+        // of this warpgroup's 64, Q column 8 j + 2 t4 + e % 2.
+        wait<1>();
+        fence_operand(st);
+        if (kDefer && held >= 0) mbar_arrive(smem_u32(&sm.q_empty[held]));
+        bool const whole = mask_kind == kMaskFull
+                               ? (m0 + TM <= len_q && n0 + TN <= len_k)
+                               : (visible(g, mask_kind, m0 + TM - 1, n0, len_q, len_k) &&
+                                  visible(g, mask_kind, m0, n0 + TN - 1, len_q, len_k));
+        int const kv_base = n0 + 64 * wg + 16 * wq + gq;
+        // Two straight-line loops, not a mask test per element: the exponentials then overlap the
+        // dP^T GEMM still in flight (a branch per element let ptxas sink them past the wait).
+        if (whole) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            int const c = 8 * (e >> 1) - 8 * j - (e & 1);
-            bool const seen = c >= lo && c <= hi && 8 * j + (e & 1) < q_lim && 8 * (e >> 1) < kv_lim;
-            st[4 * j + e] = warp::ex2(seen ? st[4 * j + e] * g.scale_log2 - lse[e & 1] : -INFINITY);
+          for (int j = 0; j < TM / 8; ++j) {
+            int const col = 8 * j + 2 * t4;
+            float const lse[2] = {lse_s[col], lse_s[col + 1]};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) st[4 * j + e] = warp::ex2(st[4 * j + e] * g.scale_log2 - lse[e & 1]);
+          }
+        } else {
+          // visible() per element, folded into four compares against per-thread bounds: element
+          // (j, e) is query qa + 8 j + (e & 1), key kv_base + 8 (e >> 1), so its distance from the
+          // band's diagonal is base + c with c = 8 (e >> 1) - 8 j - (e & 1), a constant.
+          int const qa = m0 + 2 * t4;
+          int const base = kv_base - qa - (len_k - len_q);
+          Band const bd = band(g, mask_kind);
+          int const lo = -bd.left - base;
+          int const hi = bd.right - base;
+          int const q_lim = len_q - qa;
+          int const kv_lim = len_k - kv_base;
+#pragma unroll
+          for (int j = 0; j < TM / 8; ++j) {
+            int const col = 8 * j + 2 * t4;
+            float const lse[2] = {lse_s[col], lse_s[col + 1]};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              int const c = 8 * (e >> 1) - 8 * j - (e & 1);
+              bool const seen = c >= lo && c <= hi && 8 * j + (e & 1) < q_lim && 8 * (e >> 1) < kv_lim;
+              st[4 * j + e] = warp::ex2(seen ? st[4 * j + e] * g.scale_log2 - lse[e & 1] : -INFINITY);
+            }
           }
         }
-      }
-      fence_operand(st);
-      wait<0>();
-      fence_operand(dpt);
-      bool const last_step = t == item.num_steps - 1;
-      // V goes back to the producer once the item's last dP^T GEMM is done, K once its last dQ GEMM
-      // is: the next item's loads overlap the rest of the step and the epilogue (measured on the
-      // H200: 1.004-1.038 at head dim 64 causal, deterministic; within the spread elsewhere;
-      // docs/results/2026-12-04-h200-sm90-item-boundary.md).
-      if (last_step) mbar_arrive(smem_u32(&sm.v_empty));
-      // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
-      std::uint32_t pa[TM / 16][4];
-      std::uint32_t dsa[TM / 16][4];
+        fence_operand(st);
+        wait<0>();
+        fence_operand(dpt);
+        bool const last_step = t == item.num_steps - 1;
+        // V goes back to the producer once the item's last dP^T GEMM is done, K once its last dQ GEMM
+        // is: the next item's loads overlap the rest of the step and the epilogue (measured on the
+        // H200: 1.004-1.038 at head dim 64 causal, deterministic; within the spread elsewhere;
+        // docs/results/2026-12-04-h200-sm90-item-boundary.md).
+        if (last_step) mbar_arrive(smem_u32(&sm.v_empty));
+        // dS^T = P^T o (dP^T - dPsum), and both as bf16/fp16 A fragments (k-block c = columns 16 c..).
+        std::uint32_t pa[TM / 16][4];
+        std::uint32_t dsa[TM / 16][4];
 #pragma unroll
-      for (int j = 0; j < TM / 8; ++j) {
-        int const col = 8 * j + 2 * t4;
-        float2 const dps = make_float2(dpsum_s[col], dpsum_s[col + 1]);
-        float dsv[4];
+        for (int j = 0; j < TM / 8; ++j) {
+          int const col = 8 * j + 2 * t4;
+          float2 const dps = make_float2(dpsum_s[col], dpsum_s[col + 1]);
+          float dsv[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dsv[e] = st[4 * j + e] * (dpt[4 * j + e] - ((e & 1) ? dps.y : dps.x));
-        pa[j / 2][2 * (j & 1)] = E::pack(st[4 * j], st[4 * j + 1]);
-        pa[j / 2][2 * (j & 1) + 1] = E::pack(st[4 * j + 2], st[4 * j + 3]);
-        dsa[j / 2][2 * (j & 1)] = E::pack(dsv[0], dsv[1]);
-        dsa[j / 2][2 * (j & 1) + 1] = E::pack(dsv[2], dsv[3]);
-      }
-
-      // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major. And dS^T into
-      // shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle): one stmatrix
-      // per k-block c of the fragment, the warp's 16 KV rows times Q columns 16 c.. as four 8 x 8
-      // matrices (rows + 0 / + 8, columns + 0 / + 8: dsa[c][0..3]). Lane l addresses row l % 8 of
-      // matrix l / 8; its 16-byte chunk 2 (c % 4) + l / 16 of the 64-column block c / 4 sits at
-      // that chunk XOR the row's (l % 8). kDsFirst: the store before the dV issue, so that the
-      // other warpgroup's wait for it is shorter.
-      std::uint64_t const do_t_desc = mn_major(do_s, kQBlock);
-      int const ds_buf = step % C::kDsStages;
-      if constexpr (!C::kDsFirst) {
-        fence();
-#pragma unroll
-        for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
-        commit();
-      }
-      if constexpr (C::kDqT) {
-        // dS itself, KV-contiguous ([kTN / 64][TM][64]: the transposed dQ GEMM's B, K-major):
-        // stmatrix .trans turns each 8 x 8 matrix of the fragment (KV rows x Q columns) into Q rows x
-        // KV columns. Lane l addresses Q row 16 c + 8 (l / 16) + l % 8 of block wg (this warpgroup's
-        // 64 KV columns); its 16-byte chunk 2 wq + (l / 8) % 2 sits at that chunk XOR (l % 8).
-        int const mat = lane / 8;
-        std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + wg * (TM * 128) + (8 * (mat / 2) + lane % 8) * 128 +
-                                     (((2 * wq + mat % 2) ^ (lane % 8)) * 16);
-#pragma unroll
-        for (int c = 0; c < TM / 16; ++c) stmatrix_x4_trans(row_at + c * 16 * 128, dsa[c]);
-      } else {
-        int const mat = lane / 8;
-        std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
-        std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
-#pragma unroll
-        for (int c = 0; c < TM / 16; ++c) stmatrix_x4(row_at + (c / 4) * kKvBlock + ((32 * (c % 4)) ^ swz), dsa[c]);
-      }
-      if constexpr (C::kDsFirst) {
-        fence();
-#pragma unroll
-        for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
-        commit();
-      }
-      fence_proxy_async_shared();
-      named_barrier(kBarDsFull, kMmaThreads);
-
-      // dQ_i = dS K over this warpgroup's share: M = 64 (Q rows q_off..), N = 64 (columns d_off..),
-      // K = TN (KV). A = dS^T, M-major; B = K [KV][D], N-major. Issued before dK, so that the
-      // partial goes to shared memory while the dK GEMM runs.
-      float dq[C::kDqT ? TM / 2 : 32];
-      if constexpr (C::kDqT) {
-        // dQ^T of this warpgroup's 64 head-dim columns: M = 64 (columns d_off..), N = TM (Q), K = TN
-        // (KV). A = K^T, M-major (K's block of those columns); B = dS [Q][KV], K-major.
-        std::uint64_t const ds_desc = k_major(ds_s + ds_buf * kDsBytes);
-#pragma unroll
-        for (int kk = 0; kk < TN / 16; ++kk) {
-          mma_ss_n80<DT, 1, 0>(dq, desc_advance(k_t_desc, kk * 2048),
-                               desc_advance(ds_desc, (kk / 4) * (TM * 128) + (kk % 4) * 32), kk > 0);
+          for (int e = 0; e < 4; ++e) dsv[e] = st[4 * j + e] * (dpt[4 * j + e] - ((e & 1) ? dps.y : dps.x));
+          pa[j / 2][2 * (j & 1)] = E::pack(st[4 * j], st[4 * j + 1]);
+          pa[j / 2][2 * (j & 1) + 1] = E::pack(st[4 * j + 2], st[4 * j + 3]);
+          dsa[j / 2][2 * (j & 1)] = E::pack(dsv[0], dsv[1]);
+          dsa[j / 2][2 * (j & 1) + 1] = E::pack(dsv[2], dsv[3]);
         }
-      } else {
+
+        // dV += P^T dO: M = 64 (KV), N = D, K = TM (Q); dO is [Q][D], N-major. And dS^T into
+        // shared memory for the dQ GEMM (row = KV row of the tile, 128-byte swizzle): one stmatrix
+        // per k-block c of the fragment, the warp's 16 KV rows times Q columns 16 c.. as four 8 x 8
+        // matrices (rows + 0 / + 8, columns + 0 / + 8: dsa[c][0..3]). Lane l addresses row l % 8 of
+        // matrix l / 8; its 16-byte chunk 2 (c % 4) + l / 16 of the 64-column block c / 4 sits at
+        // that chunk XOR the row's (l % 8). kDsFirst: the store before the dV issue, so that the
+        // other warpgroup's wait for it is shorter.
+        std::uint64_t const do_t_desc = mn_major(do_s, kQBlock);
+        int const ds_buf = C::kStageCopies > 1 ? u % C::kDsStages : step % C::kDsStages;
+        if constexpr (!C::kDsFirst) {
+          fence();
 #pragma unroll
-        for (int kk = 0; kk < TN / 16; ++kk) {
-          mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, ds_buf * kDsBytes + kk * 2048),
-                               desc_advance(k_t_desc, kk * 2048), kk > 0);
+          for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
+          commit();
         }
-      }
-      commit();
-
-      // dK += dS^T Q: M = 64 (KV), N = D, K = TM (Q); Q is [Q][D], N-major.
-      std::uint64_t const q_t_desc = mn_major(q_s, kQBlock);
+        if constexpr (C::kDqT) {
+          // dS itself, KV-contiguous ([kTN / 64][TM][64]: the transposed dQ GEMM's B, K-major):
+          // stmatrix .trans turns each 8 x 8 matrix of the fragment (KV rows x Q columns) into Q rows x
+          // KV columns. Lane l addresses Q row 16 c + 8 (l / 16) + l % 8 of block wg (this warpgroup's
+          // 64 KV columns); its 16-byte chunk 2 wq + (l / 8) % 2 sits at that chunk XOR (l % 8).
+          int const mat = lane / 8;
+          std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + wg * (TM * 128) + (8 * (mat / 2) + lane % 8) * 128 +
+                                       (((2 * wq + mat % 2) ^ (lane % 8)) * 16);
 #pragma unroll
-      for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], desc_advance(q_t_desc, c * 2048));
-      commit();
-
-      // The partial to the writer through buffer step % kDqBuffers (dV and dQ done, dK running).
-      wait<1>();
-      fence_operand(dq);
-      if (last_step) mbar_arrive(smem_u32(&sm.k_empty));
-      int const buf = step % C::kDqBuffers;
-      stamp_step(step, kStepStaging);
-      mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
-      // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
-      // accumulator is 128 threads x 4 floats.
-      // With kDqT, the warpgroup's share of the transposed layout (tile_major_offset_t): TM * 64 floats,
-      // register block j at 512 j.
-      float4* stage = reinterpret_cast<float4*>(
-                          sm.dq[buf] + (C::kDqT ? wg * TM * 64 : (q_off / 64) * (D / 64) * 4096 + (d_off / 64) * 4096)) +
-                      wtid;
+          for (int c = 0; c < TM / 16; ++c) stmatrix_x4_trans(row_at + c * 16 * 128, dsa[c]);
+        } else {
+          int const mat = lane / 8;
+          std::uint32_t const row_at = ds_s + ds_buf * kDsBytes + (64 * wg + 16 * wq + lane % 8 + 8 * (mat % 2)) * 128;
+          std::uint32_t const swz = (16 * (mat / 2)) ^ (16 * (lane % 8));
 #pragma unroll
-      for (int j = 0; j < (C::kDqT ? TM / 8 : 8); ++j) {
-        stage[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
-      }
-      if (mma_leader) {
-        sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank};
-      }
-      fence_proxy_async_shared();
-      mbar_arrive(smem_u32(&sm.dq_full[buf]));
-      stamp_step(step, kStepStaged);
-      if (kDefer) {
-        held = s;
-      } else {
-        finish_gemms();
-        mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
+          for (int c = 0; c < TM / 16; ++c) stmatrix_x4(row_at + (c / 4) * kKvBlock + ((32 * (c % 4)) ^ swz), dsa[c]);
+        }
+        if constexpr (C::kDsFirst) {
+          fence();
+#pragma unroll
+          for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dv, pa[c], desc_advance(do_t_desc, c * 2048));
+          commit();
+        }
+        fence_proxy_async_shared();
+        named_barrier(kBarDsFull, kMmaThreads);
+
+        // dQ_i = dS K over this warpgroup's share: M = 64 (Q rows q_off..), N = 64 (columns d_off..),
+        // K = TN (KV). A = dS^T, M-major; B = K [KV][D], N-major. Issued before dK, so that the
+        // partial goes to shared memory while the dK GEMM runs.
+        float dq[C::kDqT ? TM / 2 : 32];
+        if constexpr (C::kDqT) {
+          // dQ^T of this warpgroup's 64 head-dim columns: M = 64 (columns d_off..), N = TM (Q), K = TN
+          // (KV). A = K^T, M-major (K's block of those columns); B = dS [Q][KV], K-major.
+          std::uint64_t const ds_desc = k_major(ds_s + ds_buf * kDsBytes);
+#pragma unroll
+          for (int kk = 0; kk < TN / 16; ++kk) {
+            mma_ss_n80<DT, 1, 0>(dq, desc_advance(k_t_desc, kk * 2048),
+                                 desc_advance(ds_desc, (kk / 4) * (TM * 128) + (kk % 4) * 32), kk > 0);
+          }
+        } else {
+#pragma unroll
+          for (int kk = 0; kk < TN / 16; ++kk) {
+            mma_ss_n64<DT, 1, 1>(dq, desc_advance(ds_t_desc, ds_buf * kDsBytes + kk * 2048),
+                                 desc_advance(k_t_desc, kk * 2048), kk > 0);
+          }
+        }
+        commit();
+
+        // dK += dS^T Q: M = 64 (KV), N = D, K = TM (Q); Q is [Q][D], N-major.
+        std::uint64_t const q_t_desc = mn_major(q_s, kQBlock);
+#pragma unroll
+        for (int c = 0; c < TM / 16; ++c) mma_rs_t<DT, D>(dk, dsa[c], desc_advance(q_t_desc, c * 2048));
+        commit();
+
+        // The partial to the writer through buffer step % kDqBuffers (dV and dQ done, dK running).
+        wait<1>();
+        fence_operand(dq);
+        if (last_step) mbar_arrive(smem_u32(&sm.k_empty));
+        int const buf = C::kStageCopies > 1 ? u % C::kDqBuffers : step % C::kDqBuffers;
+        stamp_step(step, kStepStaging);
+        mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
+        // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
+        // accumulator is 128 threads x 4 floats.
+        // With kDqT, the warpgroup's share of the transposed layout (tile_major_offset_t): TM * 64 floats,
+        // register block j at 512 j.
+        float4* stage = reinterpret_cast<float4*>(
+                            sm.dq[buf] + (C::kDqT ? wg * TM * 64 : (q_off / 64) * (D / 64) * 4096 + (d_off / 64) * 4096)) +
+                        wtid;
+#pragma unroll
+        for (int j = 0; j < (C::kDqT ? TM / 8 : 8); ++j) {
+          stage[128 * j] = make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+        }
+        if (mma_leader) {
+          sm.dq_info[buf] = DqInfo{dq_tile0 + si.q_tile, si.rank};
+        }
+        fence_proxy_async_shared();
+        mbar_arrive(smem_u32(&sm.dq_full[buf]));
+        stamp_step(step, kStepStaged);
+        if (kDefer) {
+          held = s;
+        } else {
+          finish_gemms();
+          mbar_arrive(smem_u32(&sm.q_empty[s]));  // this thread is done with stage s
+        }
+        ++t;
+        ++step;
       }
     }
     if (kDefer) {
@@ -651,8 +665,14 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
       named_barrier(kBarItemDone, kMmaThreads);
       // kOneStageEpilogue: the stage of the item's last step (the producer's `staged`).
       int const last = C::kOneStageEpilogue ? (step + C::kStages - 1) % C::kStages : 0;
-      std::uint32_t const dk_s = smem_u32(sm.q[last]);
-      std::uint32_t const dv_s = smem_u32(sm.dout[last]);
+      std::uint32_t dk_s = smem_u32(sm.q[last]);
+      std::uint32_t dv_s = smem_u32(sm.dout[last]);
+      if constexpr (C::kStageCopies > 1) {
+        // Opaque to the compiler: stage 0's addresses shared with the step's copy 0 kept that copy's
+        // descriptors in vector registers (the R2UR the copies remove).
+        asm("" : "+r"(dk_s));
+        asm("" : "+r"(dv_s));
+      }
       static_assert(sizeof(sm.q) >= TN * D * 2 && sizeof(sm.dout) >= TN * D * 2, "dK, dV fit the staging area");
       static_assert(!C::kOneStageEpilogue || (sizeof(sm.q[0]) >= TN * D * 2 && sizeof(sm.dout[0]) >= TN * D * 2),
                     "dK, dV fit one stage");
