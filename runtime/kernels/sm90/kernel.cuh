@@ -435,7 +435,9 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
 #pragma unroll
       for (int u = 0; u < C::kStageCopies; ++u) {
         if (C::kStageCopies > 1 && (t == item.num_steps || step % C::kStages != u)) continue;
-        int const s = C::kStageCopies > 1 ? u : step % C::kStages;
+        // The step's position in the stage / buffer rings: its copy where there are copies.
+        int const ring = C::kStageCopies > 1 ? u : step;
+        int const s = ring % C::kStages;
         stamp_step(step, kStepEntry);
         mbar_wait(smem_u32(&sm.q_full[s]), (step / C::kStages) & 1);
         stamp_step(step, kStepLoaded);
@@ -544,7 +546,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         // that chunk XOR the row's (l % 8). kDsFirst: the store before the dV issue, so that the
         // other warpgroup's wait for it is shorter.
         std::uint64_t const do_t_desc = mn_major(do_s, kQBlock);
-        int const ds_buf = C::kStageCopies > 1 ? u % C::kDsStages : step % C::kDsStages;
+        int const ds_buf = ring % C::kDsStages;
         if constexpr (!C::kDsFirst) {
           fence();
 #pragma unroll
@@ -609,7 +611,7 @@ __device__ void compute(int wg, BwdParams const& p, TensorMaps const& maps, Shar
         wait<1>();
         fence_operand(dq);
         if (last_step) mbar_arrive(smem_u32(&sm.k_empty));
-        int const buf = C::kStageCopies > 1 ? u % C::kDqBuffers : step % C::kDqBuffers;
+        int const buf = ring % C::kDqBuffers;
         stamp_step(step, kStepStaging);
         mbar_wait(smem_u32(&sm.dq_empty[buf]), ((step / C::kDqBuffers) & 1) ^ 1);
         // This warpgroup's share of the tile-major partial (TileMajorDq): column block j of the
