@@ -8,7 +8,7 @@
 #include "dagsim/model/named_run.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
-#include "runtime/kernels/family.h"
+#include "runtime/kernels/family_model.h"
 
 namespace dash::codegen {
 
@@ -17,7 +17,7 @@ sim::Schedule best_named_schedule(sim::Problem const& problem, sim::Machine cons
   return sim::fastest_named(problem, machine, cost, launch).schedule;
 }
 
-std::vector<DefaultShape> default_shapes() {
+std::vector<DefaultShape> default_shapes(rt::KernelFamily family) {
   std::vector<DefaultShape> shapes;
   for (int const head_dim : {64, 128}) {
     for (auto const kind : {sim::MaskKind::kFull, sim::MaskKind::kCausal}) {
@@ -26,9 +26,9 @@ std::vector<DefaultShape> default_shapes() {
       problem.head_dim = head_dim;
       problem.q_heads = problem.kv_heads = 2048 / head_dim;
       problem.seqlen_q = problem.seqlen_k = 8192;
-      problem.tile_m = rt::family_tile_m(rt::KernelFamily::kSm80, head_dim);  // the default set's family
-      problem.tile_n = rt::family_tile_n(rt::KernelFamily::kSm80);
       problem.mask.kind = kind;
+      problem.tile_m = rt::default_tile_m(family, head_dim, problem.mask);
+      problem.tile_n = rt::family_tile_n(family);
       shapes.push_back({problem, sim::machine_preset("h200")});
     }
   }

@@ -8,6 +8,7 @@
 #include "dagsim/core/problem.h"
 #include "dagsim/core/schedule.h"
 #include "dagsim/model/cost_model.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::codegen {
 
@@ -21,10 +22,10 @@ struct DefaultShape {
   sim::Machine machine;
 };
 
-/// H200, batch 1, seqlen 8192, the kernel's tiles (rt::family_tile_m: 64x128 at head_dim 128,
-/// 128x128 at 64): head_dim 128 with 16 heads and head_dim 64 with 32 heads (hidden 2048), each
-/// full and causal.
-std::vector<DefaultShape> default_shapes();
+/// H200, batch 1, seqlen 8192, the family's default tiles (rt::default_tile_m: 128x128 at
+/// head_dim 64; 64x128 at 128, the sm90 family's 80x128 there without a mask): head_dim 128 with
+/// 16 heads and head_dim 64 with 32 heads (hidden 2048), each full and causal.
+std::vector<DefaultShape> default_shapes(rt::KernelFamily family);
 
 /// Where the code generator's template (the table-driven schedule policy) lives in this source
 /// tree.

@@ -8,7 +8,12 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dagsim/core/error.h"
 #include "dagsim/core/machine.h"
@@ -23,6 +28,15 @@
 
 namespace dash::rt {
 namespace {
+
+/// The family's tiles at a head dim, in words: "64x128", "64x128 or 80x128".
+std::string tiles_text(KernelFamily f, int head_dim) {
+  int const tn = family_tile_n(f);
+  int const base = family_tile_m(f, head_dim);
+  int const full = family_default_tile_m(f, head_dim, false);
+  return full == base ? fmt::format("{}x{}", base, tn)
+                      : fmt::format("{}x{} or {}x{}", base, tn, full, tn);
+}
 
 struct Sizes {
   std::int64_t total_q = 0;
@@ -81,9 +95,13 @@ void check_problem(sim::Problem const& p) {
   }
   if (!head_dim_ok) user_error("head_dim {} is not supported by the CUDA kernels (64 or 128)", p.head_dim);
   if (!tiles_ok) {
-    user_error("the CUDA kernels use {}x{} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
-               family_tile_m(KernelFamily::kSm80, p.head_dim), family_tile_n(KernelFamily::kSm80), p.head_dim,
-               p.tile_m, p.tile_n);
+    std::vector<std::string> offered;
+    for (KernelFamily f : kAllFamilies)
+      offered.push_back(fmt::format("{}: {}", family_name(f), tiles_text(f, p.head_dim)));
+    user_error(
+        "the CUDA kernels use these tiles (tile_m x tile_n) at head_dim {}: {}; the problem has "
+        "{}x{}",
+        p.head_dim, fmt::join(offered, ", "), p.tile_m, p.tile_n);
   }
   // The forward launches one grid row (gridDim.z, at most 65535) per sequence.
   if (p.batch > 65535) user_error("batch {} is more than the CUDA kernels take (65535)", p.batch);
@@ -280,8 +298,9 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (!family) {
-    std::vector<KernelFamily> const runnable = runnable_families();
-    if (!runnable.empty()) family = runnable.front();
+    // auto: the first family here with the problem's tiles (the sm90 family's 80-row ones are its
+    // own).
+    family = auto_family(runnable_families(), p.head_dim, p.tile_m, p.tile_n);
   }
   if (!family) user_error("no kernel family runs on this GPU (compute capability {}.{})", major, minor);
   if (!family_runs_on(*family, major, minor)) {
@@ -290,9 +309,9 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
                t.min_cc / 10, t.min_cc % 10, major, minor);
   }
   if (!family_has_tiles(*family, p.head_dim, p.tile_m, p.tile_n)) {
-    user_error("the {} kernels use {}x{} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
-               family_name(*family), family_tile_m(*family, p.head_dim), family_tile_n(*family), p.head_dim,
-               p.tile_m, p.tile_n);
+    user_error(
+        "the {} kernels use {} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
+        family_name(*family), tiles_text(*family, p.head_dim), p.head_dim, p.tile_m, p.tile_n);
   }
   KernelKey wanted;
   wanted.family = *family;

@@ -6,7 +6,7 @@ the model's pre/post term (prepost_cycles) over the two passes, both at the prof
 (`dash simulate --profile P --json`). Splits the call-level error `dash fidelity` reports into the
 main kernel's and the passes'. Last: the pre/postprocess rate the measured passes imply.
 With --records OUT it also writes the main-kernel durations as bench-style records marked
-"part": "main kernel" (the grid problem, the Q tile from the kernel's name or the family's default,
+"part": "main kernel" (the grid problem, the Q tile from the kernel's name or DEFAULT_TILE_M,
 the profile's SMs), which `dash fidelity --main-kernel OUT` compares the makespan with and fits to.
 
 Usage: scripts/kernel_times.py FILE PROFILE [DASH] [--records OUT]   (DASH: the dash binary, default
@@ -36,8 +36,8 @@ def read(path):
         fail(f"{path}: {e.strerror}")
 
 
-# The sm90 family's default Q tile per head dim (runtime/kernels/family.h), for files whose kernel
-# names do not carry it (before the kernel was templated on its tile).
+# The sm90 family's Q tile per head dim before the kernel was templated on its tile, for files whose
+# kernel names do not carry one (every mask; the 80-row tile at d128 came with the template).
 DEFAULT_TILE_M = {64: 128, 128: 64}
 
 

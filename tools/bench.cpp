@@ -100,8 +100,10 @@ constexpr char const* kShapeFlags[] = {"batch",    "heads",    "kv-heads", "seql
                                        "seqlen-k", "head-dim", "mask"};
 constexpr char const* kGridFlags[] = {"head-dims", "seqlens", "masks", "total-tokens", "hidden"};
 
-std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
-  CommonOptions const& c = o.common;
+/// The shapes of the run, with `family`'s default tiles where --tile-m names none.
+std::vector<sim::Problem> planned_shapes(BenchOptions const& o, rt::KernelFamily family) {
+  CommonOptions c = o.common;
+  c.kernel = std::string(rt::family_name(family));
   bool shape_given = false;
   for (char const* f : kShapeFlags) shape_given = shape_given || c.has(f);
   std::vector<std::string> grid_given;
@@ -125,6 +127,7 @@ std::vector<sim::Problem> planned_shapes(BenchOptions const& o) {
   grid.masks = parse_masks(o.masks, "--masks");
   if (c.has("tile-m")) grid.tile_m = c.tile_m;
   grid.tile_n = c.tile_n;
+  grid.family = family;
   return grid_shapes(grid);
 }
 
@@ -253,7 +256,10 @@ void run_bench(BenchOptions const& o) {
   if (o.search_evals < 1 || o.search_evals > 100'000'000) {
     user_error("--search-evals must be in 1..100000000, got {}", o.search_evals);
   }
-  std::vector<sim::Problem> const shapes = planned_shapes(o);
+  // Planned with the named family's tiles, else the default family's; checked here, before the
+  // GPU is asked for, and planned again below where `auto` takes another family on this GPU.
+  std::vector<sim::Problem> shapes =
+      planned_shapes(o, kernel_family(c).value_or(rt::kDefaultFamily));
   if (c.has("json")) check_writable(o.json_file, "--json");
   if (c.has("svg") && !c.has("trace")) user_error("--svg draws a kernel trace: give --trace too");
   if (!o.schedule_files.empty() && c.has("trace")) {
@@ -279,6 +285,8 @@ void run_bench(BenchOptions const& o) {
   // (the default family's in a dry run).
   rt::KernelFamily model_family = family.value_or(rt::kDefaultFamily);
   if (!family && device && device->auto_family) model_family = *device->auto_family;
+  // Its default tiles too: a GPU without the sm90 family runs 64-row tiles at head dim 128.
+  if (model_family != family.value_or(rt::kDefaultFamily)) shapes = planned_shapes(o, model_family);
 
   BenchRun run;
   run.date = utc_now("%Y-%m-%dT%H:%M:%SZ");

@@ -8,7 +8,7 @@
 #include "dagsim/benchmark/grid.h"
 #include "dagsim/core/error.h"
 #include "dagsim/core/strategies.h"
-#include "runtime/kernels/family.h"
+#include "runtime/kernels/family_model.h"
 
 namespace dash::cli {
 namespace {
@@ -91,8 +91,9 @@ std::vector<sim::Problem> grid_shapes(BenchGrid const& grid) {
         if (s <= 0 || grid.total_tokens % s != 0) {
           user_error("--seqlens: {} does not divide the total tokens {}", s, grid.total_tokens);
         }
-        shapes.push_back(sim::grid_problem(s, d, mask, grid.tile_m.value_or(rt::family_tile_m(rt::kDefaultFamily, d)),
-                                           grid.tile_n, grid.total_tokens, grid.hidden));
+        shapes.push_back(sim::grid_problem(
+            s, d, mask, grid.tile_m.value_or(rt::default_tile_m(grid.family, d, mask)), grid.tile_n,
+            grid.total_tokens, grid.hidden));
       }
     }
   }

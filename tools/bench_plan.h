@@ -11,6 +11,7 @@
 #include "dagsim/benchmark/grid.h"
 #include "dagsim/core/mask.h"
 #include "dagsim/core/problem.h"
+#include "runtime/kernels/family.h"
 
 namespace dash::cli {
 
@@ -35,8 +36,9 @@ struct BenchGrid {
   std::vector<int> head_dims{64, 128};
   std::vector<int> seqlens{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<sim::Mask> masks{sim::Mask{sim::MaskKind::kFull}, sim::Mask{sim::MaskKind::kCausal}};
-  std::optional<int> tile_m;  ///< none: the CUDA kernel's for each head dim (rt::family_tile_m of the default family)
+  std::optional<int> tile_m;  ///< none: `family`'s default per head dim and mask (rt::default_tile_m)
   int tile_n = 128;
+  rt::KernelFamily family = rt::kDefaultFamily;  ///< the family the shapes run on
 };
 
 /// Every shape of the grid, head_dim outermost, then mask, then seqlen (the table's order).

@@ -71,7 +71,7 @@ std::vector<codegen::KernelSpec> default_set_specs(GenerateOptions const& o) {
   if (auto const named = kernel_family(o.common)) families = {*named};
   std::vector<codegen::KernelSpec> specs;
   for (rt::KernelFamily const family : families) {
-    for (auto const& shape : codegen::default_shapes()) {
+    for (auto const& shape : codegen::default_shapes(family)) {
       sim::Schedule const schedule = codegen::best_named_schedule(
           shape.problem, shape.machine, sim::default_model(shape.problem),
           sim::LaunchModel::kPersistent);

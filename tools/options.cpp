@@ -38,14 +38,16 @@ sim::Problem apply_problem_flags(sim::Problem p, CommonOptions const& o, bool al
   }
   if (o.has("seqlen-k")) p.seqlen_k = o.seqlen_k;
   if (set("head-dim")) p.head_dim = o.head_dim;
+  if (set("mask")) p.mask = sim::parse_mask(o.mask);
   if (o.has("tile-m")) {
     p.tile_m = o.tile_m;
   } else if (all) {
-    // The named family's tiles (subcommands with --kernel), else the default family's.
-    p.tile_m = rt::family_tile_m(kernel_family(o).value_or(rt::kDefaultFamily), p.head_dim);
+    // The named family's tiles (subcommands with --kernel), else the default family's; at head
+    // dim 128 they depend on the mask (rt::default_tile_m).
+    p.tile_m =
+        rt::default_tile_m(kernel_family(o).value_or(rt::kDefaultFamily), p.head_dim, p.mask);
   }
   if (set("tile-n")) p.tile_n = o.tile_n;
-  if (set("mask")) p.mask = sim::parse_mask(o.mask);
   if (o.has("seqlens-k") && !o.has("seqlens")) user_error("--seqlens-k needs --seqlens");
   if (o.has("seqlens")) {
     p.seqlens_q = parse_int_list(o.seqlens, "--seqlens");
@@ -80,7 +82,7 @@ sim::KernelRates rates_from_flags(CommonOptions const& o) {
 }
 
 sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& problem, sim::KernelRates const& rates) {
-  sim::CostModel const base = sim::default_model(problem, rates);
+  sim::CostModel const base = rt::family_model(problem, rates, kernel_family(o).value_or(rt::kDefaultFamily));
   sim::CostModel cost;
   if (o.model == "default") {
     cost = base;
@@ -150,8 +152,10 @@ void add_common_flags(CLI::App& sub, CommonOptions& o, FlagSet flags) {
   sub.add_option("--seqlens", o.seqlens, "varlen: per-batch query lengths, comma-separated");
   sub.add_option("--seqlens-k", o.seqlens_k, "varlen: per-batch key lengths (default: --seqlens)");
   sub.add_option("--head-dim", o.head_dim, "head dimension")->capture_default_str();
-  sub.add_option("--tile-m", o.tile_m,
-                 "rows of a Q tile (default: the CUDA kernel's, 128 at head-dim 64, else 64)");
+  sub.add_option(
+      "--tile-m", o.tile_m,
+      "rows of a Q tile (default: the kernel family's: 128 at head-dim 64; at 128, 80 without a "
+      "mask on sm90, else 64)");
   sub.add_option("--tile-n", o.tile_n, "rows of a KV tile")->capture_default_str();
   sub.add_option("--mask", o.mask, "full | causal | window:L,R")->capture_default_str();
   sub.add_option("--model", o.model, "cost model: paper | default")->capture_default_str();

@@ -120,9 +120,9 @@ sim::Problem problem_of(json const& j, rt::KernelFamily family) {
     dash::user_error("head_dim {} is not supported by the {} kernels (64 or 128)", p.head_dim,
                      rt::family_name(family));
   }
-  p.tile_m = rt::family_tile_m(family, p.head_dim);
-  p.tile_n = rt::family_tile_n(family);
   p.mask = sim::parse_mask(j.value("mask", std::string("full")));
+  p.tile_m = rt::default_tile_m(family, p.head_dim, p.mask);
+  p.tile_n = rt::family_tile_n(family);
   if (j.contains("seqlens_q")) p.seqlens_q = j.at("seqlens_q").get<std::vector<int>>();
   if (j.contains("seqlens_k")) p.seqlens_k = j.at("seqlens_k").get<std::vector<int>>();
   sim::validate_problem(p);

@@ -27,9 +27,9 @@ EVALS_ENV = "DASH_ATTN_SEARCH_EVALS"
 BUDGET_ENV = "DASH_ATTN_SEARCH_BUDGET_S"
 # Bumped whenever the spec, the entry format or the search's default model changes (2: each
 # kernel family's own rates; 3: the search's working-set cap and windowed seeds; 4: the model's
-# memory floor, which can change the best named strategy the search keeps): older entries are then
-# simply not found.
-SPEC_VERSION = 4
+# memory floor, which can change the best named strategy the search keeps; 5: the sm90 family's
+# 80-row Q tiles at head_dim 128 without a mask): older entries are then simply not found.
+SPEC_VERSION = 5
 # The search keeps no schedule with more Q, dO and dQ accumulator live at once than this (or than
 # the best named strategy, if more): the H100 / H200 L2 (docs/search.md, "The live cap").
 LIVE_CAP_BYTES = 50 << 20

@@ -4,6 +4,7 @@
 // CLI, codegen and the model read these too (docs/design.md, "Kernel families").
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace dash::rt {
@@ -17,17 +18,19 @@ inline constexpr KernelFamily kAllFamilies[] = {KernelFamily::kSm80, KernelFamil
 
 /// What a family fixes at compile time, per head dim where it differs.
 struct FamilyTraits {
-  std::string_view name;      ///< "sm80", "sm90": the --kernel spelling
-  int min_cc = 0;             ///< 10 * major + minor the family's code runs on
-  bool exact_cc = false;      ///< sm_90a code runs on compute capability 9.0 only
-  int tile_n = 0;             ///< KV rows per CTA work item
-  int tile_m_d64 = 0;         ///< Q rows per step at head_dim 64
-  int tile_m_d128 = 0;        ///< Q rows per step at head_dim 128
-  int dq_buffers = 0;         ///< dQ partials in flight per CTA (the model's dQ buffer depth)
-  /// Another Q tile the family runs at head_dim 128 when a problem asks for it (0: none): the
-  /// sm90 kernel's 80-row tile (docs/design.md), with one dQ buffer.
-  int tile_m_d128_alt = 0;
-  bool dq_tile_major = false;  ///< the fp32 dQ accumulator is tile-major (TileMajorDq)
+  std::string_view name;  ///< "sm80", "sm90": the --kernel spelling
+  int min_cc = 0;         ///< 10 * major + minor the family's code runs on
+  bool exact_cc = false;  ///< sm_90a code runs on compute capability 9.0 only
+  int tile_n = 0;         ///< KV rows per CTA work item
+  int tile_m_d64 = 0;     ///< Q rows per step at head_dim 64
+  int tile_m_d128 = 0;    ///< Q rows per step at head_dim 128
+  int dq_buffers = 0;     ///< dQ partials in flight per CTA at the other tiles
+  /// The Q tile the family runs at head_dim 128 on problems without a mask (0: tile_m_d128 there
+  /// too): the sm90 kernel's 80-row tile (docs/design.md), with one dQ buffer. A problem may also
+  /// name either tile at either mask.
+  int tile_m_d128_full = 0;
+  int dq_buffers_d128_full = 0;  ///< dQ partials in flight per CTA at that tile
+  bool dq_tile_major = false;    ///< the fp32 dQ accumulator is tile-major (TileMajorDq)
 };
 
 constexpr FamilyTraits family_traits(KernelFamily f) {
@@ -36,13 +39,16 @@ constexpr FamilyTraits family_traits(KernelFamily f) {
       // 128-row Q tiles at head_dim 64 (as much MMA work per barrier as at 128); 64 at 128, where
       // 128-row steps' accumulators would not fit in registers. The dQ partial is added by the
       // warps that computed it: no buffer.
-      return {"sm80", 80, false, 128, 128, 64, 0, 0, false};
+      return {"sm80", 80, false, 128, 128, 64, 0, 0, 0, false};
     case KernelFamily::kSm90:
       // The same tiles: two MMA warpgroups of 64 KV rows each; at head_dim 64 a 128-row Q tile
       // (S^T, dP^T 64 registers each), at 128 a 64-row one (dV, dK 64 registers each). A dQ-writer
       // warp adds from two shared-memory buffers while the warpgroups compute the next steps, a
-      // whole tile per bulk reduce-add into a tile-major accumulator.
-      return {"sm90", 90, true, 128, 128, 64, 2, 80, true};
+      // whole tile per bulk reduce-add into a tile-major accumulator. Without a mask, 80-row Q
+      // tiles at head_dim 128 (one dQ buffer: 227 KB hold no second one): 20% fewer steps, 9.6%
+      // faster deterministic at d128 full 8k; with a causal mask 13% slower, its diagonal tiles
+      // being larger (docs/results/2026-12-07-h100-stage-copies.md).
+      return {"sm90", 90, true, 128, 128, 64, 2, 80, 1, true};
   }
   return {};
 }
@@ -52,13 +58,33 @@ constexpr std::string_view family_name(KernelFamily f) { return family_traits(f)
 constexpr bool family_has_head_dim(KernelFamily /*f*/, int head_dim) {
   return head_dim == 64 || head_dim == 128;
 }
+/// The family's Q tile at a head dim for any mask: the one every family has (tests, the portable
+/// default set, schedules meant to run on either family).
 constexpr int family_tile_m(KernelFamily f, int head_dim) {
   return head_dim == 64 ? family_traits(f).tile_m_d64 : family_traits(f).tile_m_d128;
 }
+/// The Q tile a problem gets when it names none: family_tile_m, except at head_dim 128 without a
+/// mask (`masked` false: no causal mask, no window) where the family has a tile for that.
+constexpr int family_default_tile_m(KernelFamily f, int head_dim, bool masked) {
+  int const full = head_dim == 128 ? family_traits(f).tile_m_d128_full : 0;
+  return !masked && full > 0 ? full : family_tile_m(f, head_dim);
+}
 constexpr int family_tile_n(KernelFamily f) { return family_traits(f).tile_n; }
 constexpr bool family_has_tiles(KernelFamily f, int head_dim, int tile_m, int tile_n) {
-  int const alt = head_dim == 128 ? family_traits(f).tile_m_d128_alt : 0;
-  return (tile_m == family_tile_m(f, head_dim) || (alt > 0 && tile_m == alt)) && tile_n == family_tile_n(f);
+  int const full = head_dim == 128 ? family_traits(f).tile_m_d128_full : 0;
+  return (tile_m == family_tile_m(f, head_dim) || (full > 0 && tile_m == full)) &&
+         tile_n == family_tile_n(f);
+}
+/// The dQ partials in flight per CTA the family's kernel has at these tiles where that is fewer
+/// than at its other tiles (one at the sm90 80-row tile); none elsewhere, where the family's rates
+/// (the machine profile's `dq_buffer`, docs/model.md) give the model's dQ buffer depth.
+constexpr std::optional<int> family_dq_buffer_cap(KernelFamily f, int head_dim, int tile_m) {
+  FamilyTraits const t = family_traits(f);
+  if (head_dim == 128 && t.tile_m_d128_full > 0 && tile_m == t.tile_m_d128_full &&
+      t.tile_m_d128_full != t.tile_m_d128) {
+    return t.dq_buffers_d128_full;
+  }
+  return std::nullopt;
 }
 /// Whether the family's code runs on a device of compute capability major.minor.
 constexpr bool family_runs_on(KernelFamily f, int major, int minor) {
@@ -81,8 +107,21 @@ constexpr std::optional<KernelFamily> parse_family(std::string_view s) {
 /// sm80 family's on all 24 grid shapes, 1.01-1.57x (docs/results/2026-12-02-h200-sm90-family.md).
 inline constexpr KernelFamily kAutoPreference[] = {KernelFamily::kSm90, KernelFamily::kSm80};
 
+/// What `--kernel auto` runs a problem on among the families that run on the device (`runnable`,
+/// in kAutoPreference's order): the first that has the problem's tiles, else the first (whose
+/// tiles a refusal then names); none where nothing runs.
+constexpr std::optional<KernelFamily> auto_family(std::span<KernelFamily const> runnable,
+                                                  int head_dim, int tile_m, int tile_n) {
+  for (KernelFamily f : runnable) {
+    if (family_has_tiles(f, head_dim, tile_m, tile_n)) return f;
+  }
+  if (runnable.empty()) return std::nullopt;
+  return runnable.front();
+}
+
 /// The family whose tiles a problem gets when no family is named (`dash simulate`, `search`, ...).
-/// Every family has the same tiles today, so a schedule made for them runs on either.
+/// Its default tiles at head_dim 128 without a mask (80 x 128) are its own: a schedule made for
+/// them runs on the sm90 kernels only; one made for family_tile_m's tiles runs on either.
 inline constexpr KernelFamily kDefaultFamily = kAutoPreference[0];
 
 

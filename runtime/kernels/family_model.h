@@ -3,10 +3,12 @@
 // what `--model default` and the PyTorch op's schedule search use for the family a schedule is
 // made for (docs/model.md). The rates are the built-in machine profile's (profiles/h200.json,
 // compiled in: dagsim/model/profile.h), which says where each family's figures come from.
+#include <algorithm>
 #include <array>
 #include <string_view>
 
 #include "dagsim/core/error.h"
+#include "dagsim/core/mask.h"
 #include "dagsim/model/cost_model.h"
 #include "dagsim/model/profile.h"
 #include "runtime/kernels/family.h"
@@ -34,9 +36,26 @@ inline sim::KernelRates family_model_rates(KernelFamily f) {
   return family_rates(sim::builtin_profile(), f, "profiles/h200.json (built in)");
 }
 
-/// The default cost model of `problem` for a schedule made for family `f`.
+/// The Q tile a problem with `mask` gets from family `f` when it names none
+/// (family_default_tile_m: a mask is a causal or a window one).
+inline int default_tile_m(KernelFamily f, int head_dim, sim::Mask const& mask) {
+  return family_default_tile_m(f, head_dim, mask.kind != sim::MaskKind::kFull);
+}
+
+/// The default cost model of `problem` for family `f` from the family's `rates`: its dQ buffer
+/// depth capped at what the family's kernel has at the problem's tiles (one at the sm90 80-row
+/// tile, where the family's rates say two).
+inline sim::CostModel family_model(sim::Problem const& problem, sim::KernelRates rates,
+                                   KernelFamily f) {
+  if (auto const cap = family_dq_buffer_cap(f, problem.head_dim, problem.tile_m)) {
+    rates.dq_buffer = std::min(rates.dq_buffer, *cap);
+  }
+  return sim::default_model(problem, rates);
+}
+
+/// The default cost model of `problem` for a schedule made for family `f` (built-in rates).
 inline sim::CostModel family_default_model(sim::Problem const& problem, KernelFamily f) {
-  return sim::default_model(problem, family_model_rates(f));
+  return family_model(problem, family_model_rates(f), f);
 }
 
 }  // namespace dash::rt

@@ -185,6 +185,9 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
     CHECK(rec["batch"].get<int>() * s == 16384);
     CHECK(rec["heads"].get<int>() * d == 256);
     shapes.emplace(d, s, rec["mask"].get<std::string>());
+    // The default family's tiles (sm90): 128 rows at d64; at d128 80 without a mask, else 64.
+    CHECK(rec["tile_m"] == (d == 64 ? 128 : rec["mask"] == "full" ? 80 : 64));
+    CHECK(rec["tile_n"] == 128);
   }
   CHECK(records.size() == 24);
   CHECK(shapes.size() == 24);
@@ -194,6 +197,17 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
       CHECK(shapes.count({d, s, "causal"}) == 1);
     }
   }
+
+  // The portable family has no 80-row tile: its d128 full shapes keep 64 rows.
+  std::string const portable = t.path("portable.json");
+  Result const p80 =
+      bench(fmt::format("--dry-run --kernel sm80 --head-dims 128 --seqlens 2048 --masks full "
+                        "--strategies fa3 --modes det --json '{}'",
+                        portable));
+  REQUIRE(p80.rc == 0);
+  json const prec = json::parse(slurp(portable));
+  REQUIRE(prec.size() == 1);
+  CHECK(prec[0]["tile_m"] == 64);
 
   std::string const one = t.path("one.json");
   Result const single =
@@ -206,6 +220,7 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
   CHECK(recs[0]["batch"] == 2);
   CHECK(recs[0]["heads"] == 4);
   CHECK(recs[0]["strategy"] == "shift");
+  CHECK(recs[0]["tile_m"] == 80);  // one shape: the default family's tile for d128 full too
   CHECK(recs[0]["flops"].get<double>() == 2.5 * 4.0 * 2 * 4 * 1024.0 * 1024.0 * 128);
 }
 

@@ -125,24 +125,41 @@ TEST_CASE("cli: search --json reports its working set and the live cap", "[cli]"
   }
 }
 
-TEST_CASE("cli: the Q tile defaults to the CUDA kernel's for the head dim; --tile-m overrides it",
-          "[cli]") {
+TEST_CASE(
+    "cli: the Q tile defaults to the kernel family's for the head dim and mask and --tile-m "
+    "overrides it",
+    "[cli]") {
   auto const m = dash::sim::machine_with_sms(16);
+  using dash::rt::KernelFamily;
   for (int const head_dim : {64, 128}) {
-    for (int const tile_m : {0, 64, 128}) {  // 0: not given
-      CAPTURE(head_dim, tile_m);
-      std::string const tile = tile_m > 0 ? fmt::format(" --tile-m {}", tile_m) : "";
-      Output const o = run_dash(fmt::format(
-          "simulate {} --head-dim {}{} --strategy descending --json", kSmall, head_dim, tile));
-      REQUIRE(o.rc == 0);
-      json const j = json::parse(o.out);
-      auto p = small_problem();
-      p.head_dim = head_dim;
-      p.tile_m = tile_m > 0 ? tile_m : (head_dim == 64 ? 128 : 64);
-      auto const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
-      CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
-      CHECK(j["makespan"].get<std::int64_t>() ==
+    for (auto const mask : {dash::sim::MaskKind::kCausal, dash::sim::MaskKind::kFull}) {
+      for (int const tile_m : {0, 64, 80, 128}) {  // 0: not given
+        if (tile_m == 80 && head_dim == 64) continue;
+        bool const full = mask == dash::sim::MaskKind::kFull;
+        CAPTURE(head_dim, full, tile_m);
+        std::string const flags =
+            fmt::format("{} --head-dim {} --mask {}{}", kSmall, head_dim, full ? "full" : "causal",
+                        tile_m > 0 ? fmt::format(" --tile-m {}", tile_m) : "");
+        Output const o = run_dash(fmt::format("simulate {} --strategy descending --json", flags));
+        REQUIRE(o.rc == 0);
+        json const j = json::parse(o.out);
+        auto p = small_problem();
+        p.head_dim = head_dim;
+        p.mask.kind = mask;
+        // The default family's (sm90), written out rather than taken from family.h: 128 rows
+        // at d64; at d128 80 without a mask, else 64 (the portable family's: test_bench.cpp).
+        int const by_default = head_dim == 64 ? 128 : (full ? 80 : 64);
+        p.tile_m = tile_m > 0 ? tile_m : by_default;
+        REQUIRE(dash::rt::kDefaultFamily == KernelFamily::kSm90);
+        auto const cost = dash::rt::family_default_model(p, KernelFamily::kSm90);
+        // The sm90 kernel has one dQ buffer at 80 rows, two at its other tiles (its rates).
+        CHECK(cost.dq_buffer == (p.tile_m == 80 ? 1 : 2));
+        CHECK(j["model"]["c"].get<std::int64_t>() == cost.compute);
+        CHECK(j["model"]["dq_buffer"].get<int>() == cost.dq_buffer);
+        CHECK(
+            j["makespan"].get<std::int64_t>() ==
             dash::sim::simulate(p, m, cost, dash::sim::make_strategy("descending", p, m)).makespan);
+      }
     }
   }
 }

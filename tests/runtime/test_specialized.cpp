@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,8 +19,9 @@
 namespace dash::rt {
 namespace {
 
-/// The default set's shapes (docs/codegen.md): batch 1, seqlen 8192, hidden 2048, full and causal.
-std::vector<sim::Problem> default_set_shapes() {
+/// The default set's shapes for a family (docs/codegen.md): batch 1, seqlen 8192, hidden 2048, full
+/// and causal, the family's default tiles (80 rows at d128 full on sm90).
+std::vector<sim::Problem> default_set_shapes(KernelFamily family) {
   std::vector<sim::Problem> shapes;
   for (int const d : {64, 128}) {
     for (bool const causal : {false, true}) {
@@ -28,8 +30,8 @@ std::vector<sim::Problem> default_set_shapes() {
       p.head_dim = d;
       p.q_heads = p.kv_heads = 2048 / d;
       p.seqlen_q = p.seqlen_k = 8192;
-      p.tile_m = family_tile_m(KernelFamily::kSm80, d);
-      p.tile_n = family_tile_n(KernelFamily::kSm80);
+      p.tile_m = family_default_tile_m(family, d, causal);
+      p.tile_n = family_tile_n(family);
       p.mask = causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{};
       shapes.push_back(p);
     }
@@ -59,49 +61,49 @@ TEST_CASE("generated specializations equal the generic kernel bit for bit", "[gp
   int sms = 0;
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   int matched = 0;
-  for (sim::Problem const& p : default_set_shapes()) {
-    for (auto const& name : sim::strategy_names()) {
-      sim::Schedule schedule;
-      try {
-        schedule = sim::make_strategy(name, p, sim::machine_with_sms(sms));
-      } catch (UserError const&) {
-        continue;  // the strategy refuses this shape
-      }
-      std::uint64_t const hash = schedule_hash(schedule);
-      for (auto const& [special_hash, family] : special_hashes) {
-        if (special_hash != hash) continue;
-        ++matched;
-        INFO(family_name(family) << " d" << p.head_dim
-                                 << (p.mask.kind == sim::MaskKind::kCausal ? " causal " : " full ")
-                                 << name);
-        Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(p.head_dim)));
-        test::DeviceTensors dev(p, DType::kBf16);
-        dev.upload(test::random_inputs(p, DType::kBf16, 77));
-        attn.forward(dev.tensors(), nullptr);
-
-        attn.set_schedule(schedule, KernelChoice::kGeneric, family);
-        std::string const generic_name = attn.kernel_name();
-        dev.poison_backward(nullptr);
-        attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
-        std::vector<std::uint16_t> const generic = dev.grad_bits();
-
-        attn.set_schedule(schedule, KernelChoice::kAuto,
-                          family);  // the specialization of this hash
-        CHECK(attn.kernel_name() != generic_name);
-        dev.poison_backward(nullptr);
-        attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
-        std::vector<std::uint16_t> const special = dev.grad_bits();
-        REQUIRE(special.size() == generic.size());
-        std::size_t differ = 0;
-        for (std::size_t i = 0; i < special.size(); ++i) differ += special[i] != generic[i] ? 1 : 0;
-        CHECK(differ == 0);
-        // Poisoned outputs that stayed NaN in both would compare equal: the gradients must be
-        // finite.
-        std::size_t nan = 0;
-        for (std::uint16_t const bits : special) nan += (bits & 0x7f80u) == 0x7f80u ? 1 : 0;
-        CHECK(nan == 0);
+  for (auto const& [special_hash, family] : special_hashes) {
+    // The first strategy of the family's default-set shapes whose schedule has this hash.
+    std::optional<std::pair<sim::Problem, sim::Schedule>> made;
+    for (sim::Problem const& p : default_set_shapes(family)) {
+      for (auto const& name : sim::strategy_names()) {
+        if (made) break;
+        try {
+          sim::Schedule schedule = sim::make_strategy(name, p, sim::machine_with_sms(sms));
+          if (schedule_hash(schedule) == special_hash) made.emplace(p, std::move(schedule));
+        } catch (UserError const&) {
+          // the strategy refuses this shape
+        }
       }
     }
+    if (!made) continue;
+    ++matched;
+    auto const& [p, schedule] = *made;
+    INFO(family_name(family) << " d" << p.head_dim << (p.mask.kind == sim::MaskKind::kCausal ? " causal" : " full")
+                             << " tile_m " << p.tile_m);
+    Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(p.head_dim)));
+    test::DeviceTensors dev(p, DType::kBf16);
+    dev.upload(test::random_inputs(p, DType::kBf16, 77));
+    attn.forward(dev.tensors(), nullptr);
+
+    attn.set_schedule(schedule, KernelChoice::kGeneric, family);
+    std::string const generic_name = attn.kernel_name();
+    dev.poison_backward(nullptr);
+    attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
+    std::vector<std::uint16_t> const generic = dev.grad_bits();
+
+    attn.set_schedule(schedule, KernelChoice::kAuto, family);  // the specialization of this hash
+    CHECK(attn.kernel_name() != generic_name);
+    dev.poison_backward(nullptr);
+    attn.backward(dev.tensors(), Reduction::kDeterministic, nullptr);
+    std::vector<std::uint16_t> const special = dev.grad_bits();
+    REQUIRE(special.size() == generic.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < special.size(); ++i) differ += special[i] != generic[i] ? 1 : 0;
+    CHECK(differ == 0);
+    // Poisoned outputs that stayed NaN in both would compare equal: the gradients must be finite.
+    std::size_t nan = 0;
+    for (std::uint16_t const bits : special) nan += (bits & 0x7f80u) == 0x7f80u ? 1 : 0;
+    CHECK(nan == 0);
   }
   if (sms != 132) {
     WARN("this GPU has " << sms

@@ -21,10 +21,13 @@ CLOCK = json.load(open(PROFILE))["clock_mhz"] * 1e6
 
 
 def model(d, s, mask):
+    # The kernel names below carry no Q tile: kernel_times.py takes the tile such files were made
+    # with (128 rows at head dim 64, 64 at 128), which is not the family's default at d128 full.
     heads = 32 if d == 64 else 16
     r = subprocess.run([DASH, "simulate", "--profile", PROFILE, "--sms", "132", "--strategy", "symmetric-shift",
                         "--head-dim", str(d), "--mask", mask, "--batch", str(16384 // s), "--heads", str(heads),
-                        "--seqlen", str(s), "--json"], capture_output=True, text=True, check=True)
+                        "--seqlen", str(s), "--tile-m", "128" if d == 64 else "64", "--json"],
+                       capture_output=True, text=True, check=True)
     j = json.loads(r.stdout)
     return j["makespan"] / CLOCK * 1e9, j["prepost_cycles"] / CLOCK * 1e9  # ns
 

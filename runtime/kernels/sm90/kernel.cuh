@@ -882,17 +882,17 @@ void register_kernels(char const* name) {
   constexpr int kTm64 = family_tile_m(KernelFamily::kSm90, 64);
   constexpr int kTm128 = family_tile_m(KernelFamily::kSm90, 128);
   /// The 80-row Q tile at head dim 128 (docs/design.md): registered for the generic policy and
-  /// policies made for it; no problem asks for it by default yet.
-  constexpr int kTm128Alt = family_traits(KernelFamily::kSm90).tile_m_d128_alt;
+  /// policies made for it; problems without a mask get it by default (family_default_tile_m).
+  constexpr int kTm128Full = family_traits(KernelFamily::kSm90).tile_m_d128_full;
   static_assert(Policy::kTileM == 0 || Policy::kTileM == kTm64 || Policy::kTileM == kTm128 ||
-                    Policy::kTileM == kTm128Alt,
+                    Policy::kTileM == kTm128Full,
                 "the policy's Q tile is one of the family's");
   constexpr bool d64 = Policy::kHeadDim == 0 || Policy::kHeadDim == 64;
   constexpr bool d128 = Policy::kHeadDim == 0 || Policy::kHeadDim == 128;
   if constexpr (d64 && (Policy::kTileM == 0 || Policy::kTileM == kTm64)) dtypes.template operator()<64, kTm64>();
   if constexpr (d128 && (Policy::kTileM == 0 || Policy::kTileM == kTm128)) dtypes.template operator()<128, kTm128>();
-  if constexpr (d128 && (Policy::kTileM == 0 || Policy::kTileM == kTm128Alt)) {
-    dtypes.template operator()<128, kTm128Alt>();
+  if constexpr (d128 && (Policy::kTileM == 0 || Policy::kTileM == kTm128Full)) {
+    dtypes.template operator()<128, kTm128Full>();
   }
 }
 
