@@ -81,7 +81,7 @@ void run_calibrate(CLI::App const& sub, CalibrateOptions const& o) {
           sim::simulate(
               t.problem,
               sim::machine_with_sms(std::max(t.sms, static_cast<int>(schedule->ctas.size()))),
-              sim::default_model(t.problem, *rates), *schedule)
+              rt::family_model(t.problem, *rates, *rt::parse_family(t.family)), *schedule)
               .predicted();
     }
     checks.push_back(c);
