@@ -16,7 +16,7 @@ Usage: scripts/sass_check.py [--cuobjdump PATH] [--only TEXT] OBJECT_OR_CUBIN ..
        scripts/sass_check.py --sass FILE ...            (saved `cuobjdump -sass` text)
 --only TEXT keeps the inputs whose path contains TEXT (CTest passes every object of the runtime).
 cuobjdump: --cuobjdump, else on PATH, else the nvidia-cuda-cuobjdump wheel that scripts/setup.sh
-installs into build-venv/. Exit 2 on bad usage, a missing tool or file, or no sm90 generic kernel
+installs into build-venv/ (with nvdisasm, which cuobjdump runs: looked for next to it first). Exit 2 on bad usage, a missing tool or file, or no sm90 generic kernel
 at 64 and 80 rows in the input.
 """
 import glob
@@ -110,7 +110,10 @@ def main(argv):
             with open(f, errors="replace") as fh:
                 text = fh.read()
         else:
-            r = subprocess.run([find_cuobjdump(tool), "-sass", f], capture_output=True, text=True)
+            exe = find_cuobjdump(tool)
+            # cuobjdump -sass runs nvdisasm: the one next to it first (the wheels install both there).
+            env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(exe)) + os.pathsep + os.environ.get("PATH", ""))
+            r = subprocess.run([exe, "-sass", f], capture_output=True, text=True, env=env)
             if r.returncode != 0:
                 fail(f"cuobjdump -sass {f}: exit {r.returncode}: {r.stderr.strip()[:200]}")
             text = r.stdout

@@ -28,9 +28,11 @@ else
 fi
 
 # Python packages, pinned. torch 2.11 is the GPU machine's version (the package builds against no
-# torch, so this pin only fixes what the tests run with). cuobjdump (NVIDIA's wheel; PyPI has none
-# older than 13.2, and it reads nvcc 13.0's objects) lets scripts/sass_check.py read the sm_90a SASS.
-python_pins=(torch==2.11.0 numpy==2.4.6 pytest==9.2.0 scikit-build-core==1.1.2 nvidia-cuda-cuobjdump==13.5.37)
+# torch, so this pin only fixes what the tests run with). cuobjdump and the nvdisasm it runs
+# (NVIDIA's wheels; PyPI has none older than 13.2, and they read nvcc 13.0's objects) let
+# scripts/sass_check.py read the sm_90a SASS.
+python_pins=(torch==2.11.0 numpy==2.4.6 pytest==9.2.0 scikit-build-core==1.1.2
+             nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37)
 venv=build-venv
 stamp="$venv/.pins"
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${python_pins[*]}" ]; then
