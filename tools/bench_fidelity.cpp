@@ -18,6 +18,7 @@
 #include "dagsim/core/strategies.h"
 #include "dagsim/model/simulate.h"
 #include "dagsim/model/validate.h"
+#include "runtime/kernels/family_model.h"
 
 namespace dash::cli {
 namespace {
@@ -209,7 +210,7 @@ MainKernelFidelity evaluate_main_kernel(std::vector<MainKernelTime> const& times
       DASH_ASSERT(row.strategy == t.strategy && row.shape->problem == t.problem && row.shape->sms == t.sms);
       makespan = row.predicted;
     } else {
-      sim::CostModel const cost = sim::default_model(t.problem, rates);
+      sim::CostModel const cost = rt::tiles_model(t.problem, rates);
       makespan = sim::simulate(t.problem, sim::machine_with_sms(t.sms), cost, schedules[k]).predicted();
     }
     double const e = std::fabs(std::log(static_cast<double>(makespan) / (clock_mhz * 1000.0) / t.ms));
@@ -243,7 +244,7 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
   auto one = [&](std::size_t k) {
     MeasuredShape const& s = shapes[k];
     sim::Machine const m = sim::machine_with_sms(s.sms);
-    sim::CostModel const cost = sim::default_model(s.problem, rates);
+    sim::CostModel const cost = rt::tiles_model(s.problem, rates);
     sim::CostModel unordered = cost;
     unordered.ordered = false;
     // Per strategy: ordered, then unordered (0 where not wanted).

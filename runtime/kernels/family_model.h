@@ -53,6 +53,18 @@ inline sim::CostModel family_model(sim::Problem const& problem, sim::KernelRates
   return sim::default_model(problem, rates);
 }
 
+/// The same where the family is not known but the tiles tell (records of measured runs): the dQ
+/// buffer depth capped where any family's kernel has fewer buffers at the problem's tiles; those
+/// tiles (80 rows at head_dim 128) are one family's only, so the cap is that family's.
+inline sim::CostModel tiles_model(sim::Problem const& problem, sim::KernelRates rates) {
+  for (KernelFamily f : kAllFamilies) {
+    if (auto const cap = family_dq_buffer_cap(f, problem.head_dim, problem.tile_m)) {
+      rates.dq_buffer = std::min(rates.dq_buffer, *cap);
+    }
+  }
+  return sim::default_model(problem, rates);
+}
+
 /// The default cost model of `problem` for a schedule made for family `f` (built-in rates).
 inline sim::CostModel family_default_model(sim::Problem const& problem, KernelFamily f) {
   return family_model(problem, family_model_rates(f), f);

@@ -56,6 +56,20 @@ TEST_CASE("family: the model's dQ buffer depth is one at the sm90 80-row tile", 
   CHECK(dash::rt::family_model(p, rates, KernelFamily::kSm90).dq_buffer == 0);
 }
 
+TEST_CASE("family: measured records get the cap from their tiles alone", "[family]") {
+  dash::sim::Problem p;
+  p.head_dim = 128;
+  p.tile_n = 128;
+  p.q_heads = p.kv_heads = 4;
+  p.seqlen_q = p.seqlen_k = 2048;
+  dash::sim::KernelRates const rates = dash::rt::family_model_rates(KernelFamily::kSm90);
+  p.tile_m = 80;
+  CHECK(dash::rt::tiles_model(p, rates).dq_buffer == 1);
+  CHECK(dash::rt::tiles_model(p, rates) == dash::rt::family_model(p, rates, KernelFamily::kSm90));
+  p.tile_m = 64;
+  CHECK(dash::rt::tiles_model(p, rates) == dash::sim::default_model(p, rates));
+}
+
 TEST_CASE("family: auto takes the first runnable family with the problem's tiles", "[family]") {
   using dash::rt::auto_family;
   std::vector<KernelFamily> const hopper{KernelFamily::kSm90, KernelFamily::kSm80};
