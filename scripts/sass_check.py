@@ -68,23 +68,16 @@ def counts(text):
 
 
 def main(argv):
-    tool = None
-    only = None
+    options = {"--cuobjdump": None, "--only": None}
     saved = False
     files = []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "--cuobjdump":
+        if a in options:
             if i + 1 >= len(argv):
-                fail("--cuobjdump needs a path")
-            tool = argv[i + 1]
-            i += 2
-            continue
-        if a == "--only":
-            if i + 1 >= len(argv):
-                fail("--only needs a text")
-            only = argv[i + 1]
+                fail(f"{a} needs a value")
+            options[a] = argv[i + 1]
             i += 2
             continue
         if a == "--sass":
@@ -94,6 +87,7 @@ def main(argv):
         else:
             files.append(a)
         i += 1
+    tool, only = options["--cuobjdump"], options["--only"]
     if not files:
         fail("no input (usage: sass_check.py [--cuobjdump PATH] OBJECT ... | --sass FILE ...)")
     if only is not None:

@@ -11,6 +11,21 @@
 
 using dash::rt::KernelFamily;
 
+namespace {
+
+/// 4 heads of 2048 at head dim 128 with `tile_m`-row Q tiles.
+dash::sim::Problem d128(int tile_m) {
+  dash::sim::Problem p;
+  p.head_dim = 128;
+  p.tile_m = tile_m;
+  p.tile_n = 128;
+  p.q_heads = p.kv_heads = 4;
+  p.seqlen_q = p.seqlen_k = 2048;
+  return p;
+}
+
+}  // namespace
+
 TEST_CASE("family: the default Q tile depends on the family, the head dim and the mask", "[family]") {
   using dash::rt::family_default_tile_m;
   for (KernelFamily f : dash::rt::kAllFamilies) {
@@ -39,35 +54,20 @@ TEST_CASE("family: the tiles each family runs", "[family]") {
 }
 
 TEST_CASE("family: the model's dQ buffer depth is one at the sm90 80-row tile", "[family]") {
-  dash::sim::Problem p;
-  p.head_dim = 128;
-  p.tile_n = 128;
-  p.q_heads = p.kv_heads = 4;
-  p.seqlen_q = p.seqlen_k = 2048;
   dash::sim::KernelRates rates = dash::rt::family_model_rates(KernelFamily::kSm90);
   REQUIRE(rates.dq_buffer == 2);  // the built-in profile's, or the cap below could not show
-  p.tile_m = 80;
-  CHECK(dash::rt::family_model(p, rates, KernelFamily::kSm90).dq_buffer == 1);
-  p.tile_m = 64;
-  CHECK(dash::rt::family_model(p, rates, KernelFamily::kSm90).dq_buffer == 2);
+  CHECK(dash::rt::family_model(d128(80), rates, KernelFamily::kSm90).dq_buffer == 1);
+  CHECK(dash::rt::family_model(d128(64), rates, KernelFamily::kSm90).dq_buffer == 2);
   // A profile's smaller depth stays: the tile caps it, it does not set it.
   rates.dq_buffer = 0;
-  p.tile_m = 80;
-  CHECK(dash::rt::family_model(p, rates, KernelFamily::kSm90).dq_buffer == 0);
+  CHECK(dash::rt::family_model(d128(80), rates, KernelFamily::kSm90).dq_buffer == 0);
 }
 
 TEST_CASE("family: measured records get the cap from their tiles alone", "[family]") {
-  dash::sim::Problem p;
-  p.head_dim = 128;
-  p.tile_n = 128;
-  p.q_heads = p.kv_heads = 4;
-  p.seqlen_q = p.seqlen_k = 2048;
   dash::sim::KernelRates const rates = dash::rt::family_model_rates(KernelFamily::kSm90);
-  p.tile_m = 80;
-  CHECK(dash::rt::tiles_model(p, rates).dq_buffer == 1);
-  CHECK(dash::rt::tiles_model(p, rates) == dash::rt::family_model(p, rates, KernelFamily::kSm90));
-  p.tile_m = 64;
-  CHECK(dash::rt::tiles_model(p, rates) == dash::sim::default_model(p, rates));
+  CHECK(dash::rt::tiles_model(d128(80), rates).dq_buffer == 1);
+  CHECK(dash::rt::tiles_model(d128(80), rates) == dash::rt::family_model(d128(80), rates, KernelFamily::kSm90));
+  CHECK(dash::rt::tiles_model(d128(64), rates) == dash::sim::default_model(d128(64), rates));
 }
 
 TEST_CASE("family: auto takes the first runnable family with the problem's tiles", "[family]") {
