@@ -12,6 +12,7 @@
 #include "dagsim/core/error.h"
 #include "dagsim/core/rank_order.h"
 #include "dagsim/model/validate.h"
+#include "runtime/kernels/family_model.h"
 
 namespace dash::codegen {
 
@@ -364,9 +365,9 @@ KernelSpec lower(sim::Problem const& problem, sim::Machine const& machine,
     user_error("generate: head-dim {} has no kernel: the template supports 64 and 128", problem.head_dim);
   }
   if (!rt::family_has_tiles(family, problem.head_dim, problem.tile_m, problem.tile_n)) {
-    user_error("generate: tiles {}x{} have no kernel: the template's tiles at head-dim {} are {}x{}",
-               problem.tile_m, problem.tile_n, problem.head_dim,
-               rt::family_tile_m(family, problem.head_dim), rt::family_tile_n(family));
+    user_error("generate: tiles {}x{} have no kernel: the {} kernels' tiles at head-dim {} are {}", problem.tile_m,
+               problem.tile_n, rt::family_name(family), problem.head_dim,
+               rt::family_tiles_text(family, problem.head_dim));
   }
   KernelSpec spec = spec_header(problem, machine, schedule, dtype);
   spec.family = family;

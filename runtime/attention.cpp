@@ -23,20 +23,12 @@
 #include "runtime/attention_test_access.h"
 #include "runtime/device_buffer.h"
 #include "runtime/kernels.h"
+#include "runtime/kernels/family_model.h"
 #include "runtime/mask_code.h"
 #include "runtime/watchdog.h"
 
 namespace dash::rt {
 namespace {
-
-/// The family's tiles at a head dim, in words: "64x128", "64x128 or 80x128".
-std::string tiles_text(KernelFamily f, int head_dim) {
-  int const tn = family_tile_n(f);
-  int const base = family_tile_m(f, head_dim);
-  int const full = family_default_tile_m(f, head_dim, false);
-  return full == base ? fmt::format("{}x{}", base, tn)
-                      : fmt::format("{}x{} or {}x{}", base, tn, full, tn);
-}
 
 struct Sizes {
   std::int64_t total_q = 0;
@@ -97,7 +89,7 @@ void check_problem(sim::Problem const& p) {
   if (!tiles_ok) {
     std::vector<std::string> offered;
     for (KernelFamily f : kAllFamilies)
-      offered.push_back(fmt::format("{}: {}", family_name(f), tiles_text(f, p.head_dim)));
+      offered.push_back(fmt::format("{}: {}", family_name(f), family_tiles_text(f, p.head_dim)));
     user_error(
         "the CUDA kernels use these tiles (tile_m x tile_n) at head_dim {}: {}; the problem has "
         "{}x{}",
@@ -311,7 +303,7 @@ void Attention::set_schedule(sim::Schedule const& schedule, KernelChoice choice,
   if (!family_has_tiles(*family, p.head_dim, p.tile_m, p.tile_n)) {
     user_error(
         "the {} kernels use {} tiles (tile_m x tile_n) at head_dim {}, the problem has {}x{}",
-        family_name(*family), tiles_text(*family, p.head_dim), p.head_dim, p.tile_m, p.tile_n);
+        family_name(*family), family_tiles_text(*family, p.head_dim), p.head_dim, p.tile_m, p.tile_n);
   }
   KernelKey wanted;
   wanted.family = *family;

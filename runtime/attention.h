@@ -69,9 +69,8 @@ std::size_t backward_workspace_bytes(sim::Problem const& problem);
 /// a backward on any stream, cudaStreamNonBlocking ones included, reads the new tables.
 class Attention {
  public:
-  /// Checks the problem (head_dim 64/128, tiles of a kernel family: family_tile_m x
-  /// family_tile_n) and allocates the workspace on the current device. Throws UserError on an
-  /// unsupported problem.
+  /// Checks the problem (head_dim 64/128, tiles of a kernel family: family_has_tiles) and
+  /// allocates the workspace on the current device. Throws UserError on an unsupported problem.
   Attention(sim::Problem problem, DType dtype, float softmax_scale);
   ~Attention();
   Attention(Attention&&) noexcept;

@@ -27,6 +27,7 @@ import subprocess
 import sys
 
 FUNCTION = re.compile(r"^\s*Function : (\S+)", re.M)
+ARCH = re.compile(r"^arch = (\w+)", re.M)
 # dash::rt::sm90::bwd_kernel<TablePolicy, D, DT, TM>
 GENERIC = re.compile(r"4sm9010bwd_kernelINS0_11TablePolicyELi(\d+)ELi(\d+)ELi(\d+)EEEv")
 MARGIN = 16
@@ -54,12 +55,18 @@ def find_cuobjdump(given):
 
 
 def counts(text):
-    """{(d, dtype, tm): (r2ur, hgmma)} of every sm90 generic kernel in a SASS dump."""
+    """{(d, dtype, tm): (r2ur, hgmma)} of every sm90 generic kernel of the sm_90a code in a SASS dump.
+    An object holds the same kernels for sm_80 too (stubs that trap): where the dump marks its
+    sections (`arch = sm_80`), only those of sm_90a count."""
     out = {}
+    arches = [(m.start(), m.group(1)) for m in ARCH.finditer(text)]
     heads = list(FUNCTION.finditer(text))
     for i, m in enumerate(heads):
         g = GENERIC.search(m.group(1))
         if not g:
+            continue
+        arch = [a for pos, a in arches if pos < m.start()]
+        if arches and (not arch or arch[-1] != "sm_90a"):
             continue
         body = text[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         key = (int(g.group(1)), int(g.group(2)), int(g.group(3)))
@@ -107,7 +114,7 @@ def main(argv):
             exe = find_cuobjdump(tool)
             # cuobjdump -sass runs nvdisasm: the one next to it first (the wheels install both there).
             env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(exe)) + os.pathsep + os.environ.get("PATH", ""))
-            r = subprocess.run([exe, "-sass", f], capture_output=True, text=True, env=env)
+            r = subprocess.run([exe, "-arch", "sm_90a", "-sass", f], capture_output=True, text=True, env=env)
             if r.returncode != 0:
                 fail(f"cuobjdump -sass {f}: exit {r.returncode}: {r.stderr.strip()[:200]}")
             text = r.stdout
@@ -119,6 +126,8 @@ def main(argv):
     for key in sorted(found):
         d, dt, tm = key
         r2ur, hgmma = found[key]
+        if hgmma == 0:
+            fail(f"sm90 generic d{d} m{tm}: no HGMMA (a stub, not sm_90a code)")
         print(f"sm90 generic d{d} {'bf16' if dt == 0 else 'fp16'} m{tm}: {r2ur} R2UR, {hgmma} HGMMA")
     for dt in dtypes:
         if (128, dt, 64) not in found:

@@ -76,7 +76,7 @@ std::vector<ScheduleFile> read_schedule_files(std::vector<std::string> const& pa
     ScheduleFile f{"file:" + std::filesystem::path(path).stem().string(), sim::read_schedule_file(path)};
     sim::Problem const& p = f.document.problem;
     if (std::find(shapes.begin(), shapes.end(), p) == shapes.end()) {
-      user_error("--schedule {}: its problem ({}) is not a shape of this run: give its shape's flags", path,
+      user_error("--schedule {}: its problem ({}) is not a shape of this run: give its shape's flags (--tile-m too where its tiles are not the default)", path,
                  describe(p));
     }
     if (f.document.machine.sms > machine.sms) {
@@ -276,7 +276,8 @@ void run_bench(BenchOptions const& o) {
     // resolve() checked that both files can be written.
   }
 
-  // auto: the runtime's choice for the GPU (the first of rt::runnable_families()).
+  // auto: the first of rt::runnable_families(), whose tiles the shapes get (the runtime's
+  // auto_family picks it for them: family.h).
   std::optional<rt::KernelFamily> const family = kernel_family(o.common);
   std::optional<DeviceInfo> device;
   if (!o.dry_run) device = query_device();  // no GPU: one line, exit 2, before any work

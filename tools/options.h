@@ -32,7 +32,7 @@ struct CommonOptions {
   std::string seqlens;    ///< varlen q lengths, comma-separated
   std::string seqlens_k;  ///< varlen k lengths; empty: same as seqlens
   int head_dim = 128;
-  int tile_m = 0;  ///< only when given (has("tile-m")); else the CUDA kernel's for the head dim
+  int tile_m = 0;  ///< only when given (has("tile-m")); else the family's for the head dim and mask
   int tile_n = 128;
   std::string mask = "causal";
   // Machine.

@@ -2,7 +2,9 @@
 // Kernel families: the MMA technologies the backward main kernel is built for, each with its own
 // traits (tiles per head dim, minimum compute capability, dQ buffers). No CUDA headers: the
 // CLI, codegen and the model read these too (docs/design.md, "Kernel families").
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -118,6 +120,23 @@ constexpr std::optional<KernelFamily> auto_family(std::span<KernelFamily const> 
   if (runnable.empty()) return std::nullopt;
   return runnable.front();
 }
+
+/// `dash bench --kernel auto` plans a GPU's shapes with the first family that runs there
+/// (tools/bench.cpp) while the runtime takes auto_family per problem: the two agree because each
+/// family of the preference has every tile of the families after it.
+static_assert([] {
+  for (std::size_t i = 0; i < std::size(kAutoPreference); ++i) {
+    for (std::size_t j = i + 1; j < std::size(kAutoPreference); ++j) {
+      for (int d : {64, 128}) {
+        KernelFamily const later = kAutoPreference[j];
+        for (int tm : {family_tile_m(later, d), family_default_tile_m(later, d, false)}) {
+          if (!family_has_tiles(kAutoPreference[i], d, tm, family_tile_n(later))) return false;
+        }
+      }
+    }
+  }
+  return true;
+}());
 
 /// The family whose tiles a problem gets when no family is named (`dash simulate`, `search`, ...).
 /// Its default tiles at head_dim 128 without a mask (80 x 128) are its own: a schedule made for

@@ -5,6 +5,7 @@
 // compiled in: dagsim/model/profile.h), which says where each family's figures come from.
 #include <algorithm>
 #include <array>
+#include <string>
 #include <string_view>
 
 #include "dagsim/core/error.h"
@@ -34,6 +35,16 @@ inline sim::KernelRates family_rates(sim::MachineProfile const& profile, KernelF
 /// The built-in profile's rates of family `f` (it has every family: tested).
 inline sim::KernelRates family_model_rates(KernelFamily f) {
   return family_rates(sim::builtin_profile(), f, "profiles/h200.json (built in)");
+}
+
+/// The family's tiles at a head dim, in words ("64x128", "64x128 or 80x128"): for refusals.
+inline std::string family_tiles_text(KernelFamily f, int head_dim) {
+  std::string const tn = std::to_string(family_tile_n(f));
+  int const base = family_tile_m(f, head_dim);
+  int const full = family_default_tile_m(f, head_dim, false);
+  std::string text = std::to_string(base) + "x" + tn;
+  if (full != base) text += " or " + std::to_string(full) + "x" + tn;
+  return text;
 }
 
 /// The Q tile a problem with `mask` gets from family `f` when it names none

@@ -131,7 +131,14 @@ TEST_CASE("shapes the template has no kernel for are refused", "[codegen][cpu]")
   CHECK_THROWS_WITH(
       cg::lower(v.problem, v.machine, v.schedule),
       Catch::Contains(
-          "tiles 64x128 have no kernel: the template's tiles at head-dim 64 are 128x128"));
+          "tiles 64x128 have no kernel: the sm80 kernels' tiles at head-dim 64 are 128x128"));
+  // At head dim 128 the sm90 family names both of its Q tiles.
+  Small w;
+  w.problem.tile_m = 96;
+  cg::LowerOptions sm90;
+  sm90.family = dash::rt::KernelFamily::kSm90;
+  CHECK_THROWS_WITH(cg::lower(w.problem, w.machine, sim::make_strategy("fa3", w.problem, w.machine), "bf16", sm90),
+                    Catch::Contains("the sm90 kernels' tiles at head-dim 128 are 64x128 or 80x128"));
 }
 
 TEST_CASE("spec and schedule hashes are stable and sensitive", "[codegen][cpu]") {

@@ -40,6 +40,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 1, f"40 more R2UR at 80 rows must fail: exit {r.returncode}: {r.stdout}")
     check("FAIL: d128 fp16" in r.stdout, f"the failing kernel named: {r.stdout!r}")
 
+    # An object's dump: the sm_90a section, then the same kernels as sm_80 stubs (no HGMMA, no
+    # R2UR). Only sm_90a counts, whatever the order of the sections.
+    def section(arch, text):
+        return f"Fatbin elf code:\n================\narch = {arch}\n" + text
+    stubs = section("sm_80", kernel(128, 0, 64, 0, 0) + kernel(128, 0, 80, 0, 0))
+    hopper_bad = section("sm_90a", kernel(128, 0, 64, 37) + kernel(128, 0, 80, 113))
+    for name, text in (("bad-then-stubs.sass", hopper_bad + stubs), ("stubs-then-bad.sass", stubs + hopper_bad)):
+        r = run(["--sass", dump(name, text)])
+        check(r.returncode == 1 and "113 R2UR" in r.stdout, f"{name}: the sm_90a kernels count: exit {r.returncode}: {r.stdout}")
+    r = run(["--sass", dump("stubs.sass", kernel(128, 0, 64, 0, 0) + kernel(128, 0, 80, 0, 0))])
+    check(r.returncode == 2 and "no HGMMA" in r.stderr, f"kernels without HGMMA: exit 2, got {r.returncode}: {r.stderr!r}")
+
     edge = dump("edge.sass", kernel(128, 0, 64, 37) + kernel(128, 0, 80, 53))
     check(run(["--sass", edge]).returncode == 0, "the margin (16) itself passes")
 

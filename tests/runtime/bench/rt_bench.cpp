@@ -46,9 +46,12 @@ using namespace dash::rt;
 
 namespace {
 
-sim::Problem grid_problem(int d, int s, bool causal) {
+/// A grid shape with the tiles every family has (family_tile_m: `shapes` without a TM, so that A/B
+/// runs of older and newer builds time the same tiles), or `tile_m` rows.
+sim::Problem grid_problem(int d, int s, bool causal, int tile_m = 0) {
   return sim::grid_problem(s, d, causal ? sim::Mask{sim::MaskKind::kCausal, 0, 0} : sim::Mask{},
-                           family_tile_m(KernelFamily::kSm80, d), family_tile_n(KernelFamily::kSm80));
+                           tile_m > 0 ? tile_m : family_tile_m(KernelFamily::kSm80, d),
+                           family_tile_n(KernelFamily::kSm80));
 }
 
 
@@ -285,10 +288,15 @@ int run_grid(int repeats, int sms) {
   for (auto const& m : modes) std::printf(" %15s", m.c_str());
   std::printf(" %22s\n", "atomic (fa3)");
   int failures = 0;
+  std::vector<KernelFamily> const runnable = runnable_families();
+  if (runnable.empty()) user_error("grid: no kernel family runs on this GPU");
+  KernelFamily const grid_family = runnable.front();
   for (int d : {64, 128}) {
     for (bool causal : {false, true}) {
       for (int s = 512; s <= 16384; s *= 2) {
-        sim::Problem const p = grid_problem(d, s, causal);
+        // The tiles `dash bench` gives the shape on this GPU: the auto family's defaults (80 rows
+        // at d128 full on the sm90 family).
+        sim::Problem const p = grid_problem(d, s, causal, family_default_tile_m(grid_family, d, causal));
         test::DeviceTensors dev(p, DType::kBf16);
         dev.upload(inputs);
         Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(d)));
