@@ -65,15 +65,20 @@ constexpr bool family_has_head_dim(KernelFamily /*f*/, int head_dim) {
 constexpr int family_tile_m(KernelFamily f, int head_dim) {
   return head_dim == 64 ? family_traits(f).tile_m_d64 : family_traits(f).tile_m_d128;
 }
+/// The family's own Q tile for problems without a mask at a head dim (80 at 128 on sm90); 0: none.
+constexpr int family_full_tile_m(KernelFamily f, int head_dim) {
+  int const full = head_dim == 128 ? family_traits(f).tile_m_d128_full : 0;
+  return full != family_tile_m(f, head_dim) ? full : 0;
+}
 /// The Q tile a problem gets when it names none: family_tile_m, except at head_dim 128 without a
 /// mask (`masked` false: no causal mask, no window) where the family has a tile for that.
 constexpr int family_default_tile_m(KernelFamily f, int head_dim, bool masked) {
-  int const full = head_dim == 128 ? family_traits(f).tile_m_d128_full : 0;
+  int const full = family_full_tile_m(f, head_dim);
   return !masked && full > 0 ? full : family_tile_m(f, head_dim);
 }
 constexpr int family_tile_n(KernelFamily f) { return family_traits(f).tile_n; }
 constexpr bool family_has_tiles(KernelFamily f, int head_dim, int tile_m, int tile_n) {
-  int const full = head_dim == 128 ? family_traits(f).tile_m_d128_full : 0;
+  int const full = family_full_tile_m(f, head_dim);
   return (tile_m == family_tile_m(f, head_dim) || (full > 0 && tile_m == full)) &&
          tile_n == family_tile_n(f);
 }
@@ -81,11 +86,8 @@ constexpr bool family_has_tiles(KernelFamily f, int head_dim, int tile_m, int ti
 /// than at its other tiles (one at the sm90 80-row tile); none elsewhere, where the family's rates
 /// (the machine profile's `dq_buffer`, docs/model.md) give the model's dQ buffer depth.
 constexpr std::optional<int> family_dq_buffer_cap(KernelFamily f, int head_dim, int tile_m) {
-  FamilyTraits const t = family_traits(f);
-  if (head_dim == 128 && t.tile_m_d128_full > 0 && tile_m == t.tile_m_d128_full &&
-      t.tile_m_d128_full != t.tile_m_d128) {
-    return t.dq_buffers_d128_full;
-  }
+  int const full = family_full_tile_m(f, head_dim);
+  if (full > 0 && tile_m == full) return family_traits(f).dq_buffers_d128_full;
   return std::nullopt;
 }
 /// Whether the family's code runs on a device of compute capability major.minor.

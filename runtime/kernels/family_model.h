@@ -67,11 +67,9 @@ inline sim::CostModel family_model(sim::Problem const& problem, sim::KernelRates
 /// The same where the family is not known but the tiles tell (records of measured runs): the dQ
 /// buffer depth capped where any family's kernel has fewer buffers at the problem's tiles; those
 /// tiles (80 rows at head_dim 128) are one family's only, so the cap is that family's.
-inline sim::CostModel tiles_model(sim::Problem const& problem, sim::KernelRates rates) {
+inline sim::CostModel tiles_model(sim::Problem const& problem, sim::KernelRates const& rates) {
   for (KernelFamily f : kAllFamilies) {
-    if (auto const cap = family_dq_buffer_cap(f, problem.head_dim, problem.tile_m)) {
-      rates.dq_buffer = std::min(rates.dq_buffer, *cap);
-    }
+    if (family_dq_buffer_cap(f, problem.head_dim, problem.tile_m)) return family_model(problem, rates, f);
   }
   return sim::default_model(problem, rates);
 }
