@@ -258,8 +258,7 @@ void run_bench(BenchOptions const& o) {
   }
   // Planned with the named family's tiles, else the default family's; checked here, before the
   // GPU is asked for, and planned again below where `auto` takes another family on this GPU.
-  std::vector<sim::Problem> shapes =
-      planned_shapes(o, kernel_family(c).value_or(rt::kDefaultFamily));
+  std::vector<sim::Problem> shapes = planned_shapes(o, model_family(c));
   if (c.has("json")) check_writable(o.json_file, "--json");
   if (c.has("svg") && !c.has("trace")) user_error("--svg draws a kernel trace: give --trace too");
   if (!o.schedule_files.empty() && c.has("trace")) {
@@ -284,10 +283,10 @@ void run_bench(BenchOptions const& o) {
   sim::Machine const machine = schedule_machine(c, device);
   // The model's rates: the named family's; under auto the family the runtime picks on this GPU
   // (the default family's in a dry run).
-  rt::KernelFamily model_family = family.value_or(rt::kDefaultFamily);
-  if (!family && device && device->auto_family) model_family = *device->auto_family;
+  rt::KernelFamily run_family = model_family(c);
+  if (!family && device && device->auto_family) run_family = *device->auto_family;
   // Its default tiles too: a GPU without the sm90 family runs 64-row tiles at head dim 128.
-  if (model_family != family.value_or(rt::kDefaultFamily)) shapes = planned_shapes(o, model_family);
+  if (run_family != model_family(c)) shapes = planned_shapes(o, run_family);
 
   BenchRun run;
   run.date = utc_now("%Y-%m-%dT%H:%M:%SZ");
@@ -313,7 +312,7 @@ void run_bench(BenchOptions const& o) {
   std::vector<BenchRecord> records;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     sim::Problem const& p = shapes[k];
-    sim::CostModel const cost = cost_for(c, p, model_family);
+    sim::CostModel const cost = cost_for(c, p, run_family);
     // The simulator runs on the CPU while the GPU sets up and times this shape.
     std::future<std::vector<Prediction>> future =
         std::async(std::launch::async, predict, p, machine, cost, simulated, o.search_evals);
@@ -380,7 +379,7 @@ void run_bench(BenchOptions const& o) {
         records.push_back(std::move(r));
       }
       if (timer && refused.empty() && c.has("trace")) {
-        write_kernel_trace(o, *timer, *device, modes.front(), model_family, p, machine, cost, name,
+        write_kernel_trace(o, *timer, *device, modes.front(), run_family, p, machine, cost, name,
                            *pred.schedule);
       }
     }

@@ -47,7 +47,7 @@ codegen::TemplateSource read_template(std::string const& path) {
 /// --kernel: auto is the default family (rt::kDefaultFamily, the one `--kernel auto` runs on the
 /// GPUs it supports); the default set takes every family instead.
 rt::KernelFamily generate_family(GenerateOptions const& o) {
-  return kernel_family(o.common).value_or(rt::kDefaultFamily);
+  return model_family(o.common);
 }
 
 codegen::LowerOptions lower_options(GenerateOptions const& o, rt::KernelFamily family) {

@@ -45,7 +45,7 @@ sim::Problem apply_problem_flags(sim::Problem p, CommonOptions const& o, bool al
     // The named family's tiles (subcommands with --kernel), else the default family's; at head
     // dim 128 they depend on the mask (rt::default_tile_m).
     p.tile_m =
-        rt::default_tile_m(kernel_family(o).value_or(rt::kDefaultFamily), p.head_dim, p.mask);
+        rt::default_tile_m(model_family(o), p.head_dim, p.mask);
   }
   if (set("tile-n")) p.tile_n = o.tile_n;
   if (o.has("seqlens-k") && !o.has("seqlens")) user_error("--seqlens-k needs --seqlens");
@@ -75,14 +75,14 @@ sim::Machine machine_from_flags(CommonOptions const& o) {
 /// The rates of the named family (--kernel), else of the default family, as for the tiles; from
 /// --profile FILE when given, else from the built-in profile.
 sim::KernelRates rates_from_flags(CommonOptions const& o) {
-  rt::KernelFamily const family = kernel_family(o).value_or(rt::kDefaultFamily);
+  rt::KernelFamily const family = model_family(o);
   return o.has("profile") ? rt::family_rates(sim::read_profile_file(o.profile, rt::kFamilyNames), family,
                                              "'" + o.profile + "'")
                           : rt::family_model_rates(family);
 }
 
 sim::CostModel cost_from_flags(CommonOptions const& o, sim::Problem const& problem, sim::KernelRates const& rates) {
-  sim::CostModel const base = rt::family_model(problem, rates, kernel_family(o).value_or(rt::kDefaultFamily));
+  sim::CostModel const base = rt::family_model(problem, rates, model_family(o));
   sim::CostModel cost;
   if (o.model == "default") {
     cost = base;
@@ -209,6 +209,8 @@ std::optional<rt::KernelFamily> kernel_family(CommonOptions const& o) {
   user_error("unknown --kernel '{}': expected sm80, sm90 or auto", o.kernel);
 }
 
+rt::KernelFamily model_family(CommonOptions const& o) { return kernel_family(o).value_or(rt::kDefaultFamily); }
+
 std::vector<int> parse_int_list(std::string const& text, std::string const& flag) {
   std::vector<int> values;
   std::size_t start = 0;
@@ -285,7 +287,7 @@ void write_outputs(CommonOptions const& o, Resolved const& resolved, sim::Schedu
     // What `dash calibrate` needs to read it back: the problem, the family whose rates it shows.
     sim::TraceMeta const meta{
         resolved.problem,
-        std::string(rt::family_name(kernel_family(o).value_or(rt::kDefaultFamily))),
+        std::string(rt::family_name(model_family(o))),
         resolved.machine.sms, "simulated"};
     sim::write_file_atomic(o.trace, sim::to_chrome_trace(sim::timeline_of(result), title, &meta));
   }

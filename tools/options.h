@@ -101,6 +101,10 @@ void write_outputs(CommonOptions const& opts, Resolved const& resolved,
 /// UserError for any other spelling.
 std::optional<rt::KernelFamily> kernel_family(CommonOptions const& opts);
 
+/// The family whose tiles and rates the model takes: the one --kernel names, else the default
+/// family (rt::kDefaultFamily) for "auto", which the model cannot resolve without a GPU.
+rt::KernelFamily model_family(CommonOptions const& opts);
+
 /// Fails before any work is done when an output could not be written (no name, a missing
 /// directory, a directory): a missing directory should not cost a long run, nor leave the run's
 /// other outputs written without it. `flag` names it in the error ("--out").
