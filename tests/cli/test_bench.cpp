@@ -41,13 +41,28 @@ Result bench(std::string const& args, std::string const& env = "") {
   return dash::test::run_dash("bench " + args, env);
 }
 
+/// A dry run that must succeed: its printed table and its JSON records.
+struct Plan {
+  Result run;
+  json records;
+};
+/// `dash bench --dry-run ARGS --json T/NAME`.
+Plan dry_run(TempDir const& t, std::string const& args, std::string const& name = "plan.json") {
+  std::string const file = t.path(name);
+  Result r = bench(fmt::format("--dry-run {} --json '{}'", args, file));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.rc == 0);
+  return Plan{std::move(r), json::parse(slurp(file))};
+}
+
 void check_refused(Result const& r, std::string const& expected) {
   dash::test::check_user_error(r, expected);
 }
 
 dash::sim::Problem grid_problem(int seqlen, int head_dim, dash::sim::MaskKind mask) {
   // The grid's default: the CUDA kernel's tiles.
-  return dash::test::kernel_shape(16384 / seqlen, 2048 / head_dim, seqlen, head_dim, dash::sim::Mask{mask, 0, 0});
+  return dash::test::kernel_shape(16384 / seqlen, 2048 / head_dim, seqlen, head_dim,
+                                  dash::sim::Mask{mask, 0, 0});
 }
 
 /// One head dim 128 causal 1k sequence of 6 heads: the one-shape runs' problem.
@@ -93,19 +108,20 @@ TEST_CASE("bench: the predictions use the rates of the family named by --kernel"
   dash::sim::Machine const machine = dash::sim::machine_preset("h200");
   std::int64_t predicted[2] = {0, 0};
   int n = 0;
-  for (dash::rt::KernelFamily const family : {dash::rt::KernelFamily::kSm80, dash::rt::KernelFamily::kSm90}) {
+  for (dash::rt::KernelFamily const family :
+       {dash::rt::KernelFamily::kSm80, dash::rt::KernelFamily::kSm90}) {
     TempDir const t;
-    std::string const file = t.path("plan.json");
-    Result const r = bench(fmt::format("--dry-run --kernel {} --head-dims 128 --seqlens 2048 --masks causal "
-                                       "--strategies symmetric-shift --modes det --json '{}'",
-                                       dash::rt::family_name(family), file));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.rc == 0);
-    json const records = json::parse(slurp(file));
+    json const records =
+        dry_run(t, fmt::format("--kernel {} --head-dims 128 --seqlens 2048 --masks causal "
+                               "--strategies symmetric-shift --modes det",
+                               dash::rt::family_name(family)))
+            .records;
     REQUIRE(records.size() == 1);
     dash::sim::CostModel const cost = dash::rt::family_default_model(p, family);
     std::int64_t const expected =
-        dash::sim::simulate(p, machine, cost, dash::sim::make_strategy("symmetric-shift", p, machine)).makespan;
+        dash::sim::simulate(p, machine, cost,
+                            dash::sim::make_strategy("symmetric-shift", p, machine))
+            .makespan;
     CHECK(records[0]["predicted_makespan"].get<std::int64_t>() == expected);
     predicted[n++] = expected;
   }
@@ -116,14 +132,8 @@ TEST_CASE("bench: the predictions use the rates of the family named by --kernel"
 TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact predictions",
           "[cli][bench]") {
   TempDir const t;
-  std::string const file = t.path("plan.json");
-  Result const r =
-      bench(fmt::format("--dry-run --head-dims 64 --seqlens 2048 --masks causal --strategies "
-                        "fa3,descending --json '{}'",
-                        file));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.rc == 0);
-  json const records = json::parse(slurp(file));
+  auto const [r, records] =
+      dry_run(t, "--head-dims 64 --seqlens 2048 --masks causal --strategies fa3,descending");
   REQUIRE(records.size() == 4);  // 1 shape x 2 strategies x 2 modes
 
   dash::sim::Problem const p = grid_problem(2048, 64, dash::sim::MaskKind::kCausal);
@@ -169,15 +179,11 @@ TEST_CASE("bench: --dry-run records carry the grid's shapes, FLOPs and exact pre
         std::string::npos);
 }
 
-TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces it", "[cli][bench]") {
+TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces it",
+          "[cli][bench]") {
   TempDir const t;
-  std::string const file = t.path("grid.json");
   // Small hidden size: the same grid rule at a fraction of the simulation cost.
-  Result const r =
-      bench(fmt::format("--dry-run --hidden 256 --strategies fa3 --modes det --json '{}'", file));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.rc == 0);
-  json const records = json::parse(slurp(file));
+  json const records = dry_run(t, "--hidden 256 --strategies fa3 --modes det", "grid.json").records;
   std::set<std::tuple<int, int, std::string>> shapes;
   for (auto const& rec : records) {
     int const s = rec["seqlen_q"];
@@ -199,23 +205,19 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
   }
 
   // The portable family has no 80-row tile: its d128 full shapes keep 64 rows.
-  std::string const portable = t.path("portable.json");
-  Result const p80 =
-      bench(fmt::format("--dry-run --kernel sm80 --head-dims 128 --seqlens 2048 --masks full "
-                        "--strategies fa3 --modes det --json '{}'",
-                        portable));
-  REQUIRE(p80.rc == 0);
-  json const prec = json::parse(slurp(portable));
+  json const prec =
+      dry_run(
+          t,
+          "--kernel sm80 --head-dims 128 --seqlens 2048 --masks full --strategies fa3 --modes det",
+          "portable.json")
+          .records;
   REQUIRE(prec.size() == 1);
   CHECK(prec[0]["tile_m"] == 64);
 
-  std::string const one = t.path("one.json");
-  Result const single =
-      bench(fmt::format("--dry-run --batch 2 --heads 4 --seqlen 1024 --head-dim 128 --mask full "
-                        "--strategies shift --json '{}'",
-                        one));
-  REQUIRE(single.rc == 0);
-  json const recs = json::parse(slurp(one));
+  json const recs =
+      dry_run(t, "--batch 2 --heads 4 --seqlen 1024 --head-dim 128 --mask full --strategies shift",
+              "one.json")
+          .records;
   REQUIRE(recs.size() == 2);
   CHECK(recs[0]["batch"] == 2);
   CHECK(recs[0]["heads"] == 4);
@@ -224,16 +226,14 @@ TEST_CASE("bench: the default grid is docs/design.md's, and one shape replaces i
   CHECK(recs[0]["flops"].get<double>() == 2.5 * 4.0 * 2 * 4 * 1024.0 * 1024.0 * 128);
 }
 
-TEST_CASE("bench: strategy search times dash search's best schedule of each shape", "[cli][bench]") {
+TEST_CASE("bench: strategy search times dash search's best schedule of each shape",
+          "[cli][bench]") {
   TempDir const t;
-  std::string const file = t.path("search.json");
-  Result const r = bench(fmt::format(
-      "--dry-run --batch 1 --heads 6 --seqlen 1024 --head-dim 128 --mask causal --modes det "
-      "--strategies symmetric-shift,search --search-evals 64 --json '{}'",
-      file));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.rc == 0);
-  json const records = json::parse(slurp(file));
+  json const records =
+      dry_run(t,
+              "--batch 1 --heads 6 --seqlen 1024 --head-dim 128 --mask causal --modes det "
+              "--strategies symmetric-shift,search --search-evals 64")
+          .records;
   REQUIRE(records.size() == 2);
   CHECK(records[1]["strategy"] == "search");
 
@@ -255,20 +255,17 @@ TEST_CASE("bench: strategy search times dash search's best schedule of each shap
   CHECK(searched < named);
 }
 
-TEST_CASE("bench: --schedule times a schedule file on its own problem, next to the strategies", "[cli][bench]") {
+TEST_CASE("bench: --schedule times a schedule file on its own problem, next to the strategies",
+          "[cli][bench]") {
   TempDir const t;
   std::string const shape = "--batch 1 --heads 6 --seqlen 1024 --head-dim 128 --mask causal";
   std::string const file = t.path("mine.json");
   Result const made = dash::test::run_dash(
       fmt::format("simulate {} --strategy descending --schedule-out '{}'", shape, file));
   REQUIRE(made.rc == 0);
-  std::string const out = t.path("b.json");
-  Result const r =
-      bench(fmt::format("--dry-run {} --strategies fa3 --modes det --schedule '{}' --json '{}'", shape, file, out));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.rc == 0);
+  auto const [r, records] = dry_run(
+      t, fmt::format("{} --strategies fa3 --modes det --schedule '{}'", shape, file), "b.json");
   CHECK(r.out.find("file:mine") != std::string::npos);
-  json const records = json::parse(slurp(out));
   REQUIRE(records.size() == 2);
   CHECK(records[0]["strategy"] == "fa3");
   CHECK(records[1]["strategy"] == "file:mine");
@@ -276,23 +273,26 @@ TEST_CASE("bench: --schedule times a schedule file on its own problem, next to t
   dash::sim::Machine const machine = dash::sim::machine_preset("h200");
   dash::sim::CostModel const cost = dash::rt::family_default_model(p, dash::rt::kDefaultFamily);
   CHECK(records[1]["predicted_makespan"].get<std::int64_t>() ==
-        dash::sim::simulate(p, machine, cost, dash::sim::make_strategy("descending", p, machine)).makespan);
+        dash::sim::simulate(p, machine, cost, dash::sim::make_strategy("descending", p, machine))
+            .makespan);
 
   // Refusals: one line, exit 2, no file.
   std::string const none = t.path("none.json");
-  check_refused(bench(fmt::format("--dry-run --batch 2 --heads 6 --seqlen 1024 --head-dim 128 --mask causal "
-                                  "--schedule '{}' --json '{}'",
-                                  file, none)),
-                "is not a shape of this run");
-  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --json '{}'", shape, t.write("bad.json", "{\"version\":"),
-                                  none)),
+  check_refused(
+      bench(fmt::format("--dry-run --batch 2 --heads 6 --seqlen 1024 --head-dim 128 --mask causal "
+                        "--schedule '{}' --json '{}'",
+                        file, none)),
+      "is not a shape of this run");
+  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --json '{}'", shape,
+                                  t.write("bad.json", "{\"version\":"), none)),
                 "bad.json");
   fs::create_directories(t.path("other"));
   fs::copy_file(file, t.path("other/mine.json"));
-  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --schedule '{}' --json '{}'", shape, file,
-                                  t.path("other/mine.json"), none)),
+  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --schedule '{}' --json '{}'", shape,
+                                  file, t.path("other/mine.json"), none)),
                 "a second file named file:mine");
-  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --trace '{}'", shape, file, t.path("t.json"))),
+  check_refused(bench(fmt::format("--dry-run {} --schedule '{}' --trace '{}'", shape, file,
+                                  t.path("t.json"))),
                 "--trace records one named strategy");
   CHECK(!fs::exists(none));
 }
