@@ -22,20 +22,13 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::ui
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                : "memory");
 }
-/// The longest a try_wait suspends its thread before it returns false (a hint, in ns): far longer
-/// than any wait of the kernel, so that a waiting thread sleeps until the phase completes. Without a
-/// hint the hardware's own limit is short, and the single-thread producer and dQ writer, whose
-/// warps share their schedulers with MMA warps, spun on their waits: 46 M retries in one d128
-/// causal 8k backward on an H100, a quarter of the kernel's instructions (docs/design.md,
-/// "Hopper family").
-inline constexpr std::uint32_t kSuspendNs = 1'000'000;
 __device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
   std::uint32_t done = 0;
   asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2, %3;\n"
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
       "selp.u32 %0, 1, 0, p;\n}\n"
       : "=r"(done)
-      : "r"(bar), "r"(parity), "n"(kSuspendNs)
+      : "r"(bar), "r"(parity)
       : "memory");
   return done != 0;
 }
