@@ -29,11 +29,11 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
          (static_cast<std::uint64_t>(sbo_bytes >> 4) << 32) | (std::uint64_t{1} << 62);
 }
 /// The same descriptor `bytes` further (a multiple of 16; the start address field does not carry).
+/// One 64-bit add, which the compiler issues as one UIADD3.64 on the descriptor's register pair;
+/// adding to the low word alone and joining the words made it rebuild the high word with a UMOV
+/// before every wgmma.
 __device__ __forceinline__ std::uint64_t desc_advance(std::uint64_t desc, std::uint32_t bytes) {
-  // A 32-bit add on the low word: the start address (bits 0..13) of a valid shared address plus
-  // an in-bounds offset never carries into the leading byte offset above it.
-  std::uint32_t const lo = static_cast<std::uint32_t>(desc) + (bytes >> 4);
-  return (desc & 0xFFFFFFFF00000000ull) | lo;
+  return desc + (bytes >> 4);
 }
 
 /// Orders earlier register and shared-memory accesses before the next wgmma of the warpgroup.
