@@ -250,6 +250,25 @@ def test_auto_is_the_modelled_best_named_strategy(cache_dir):
     assert (cache_dir / "schedules").exists()
 
 
+@pytest.mark.parametrize("family,head_dim,mask,tile_m", [
+    ("sm90", 128, "full", 80),     # the Hopper family's 80-row tile at head_dim 128 without a mask
+    ("sm90", 128, "causal", 64),
+    ("sm90", 128, "window:256,0", 64),
+    ("sm90", 64, "full", 128),
+    ("sm80", 128, "full", 64),     # the portable family has no 80-row tile
+    ("sm80", 64, "causal", 128),
+])
+def test_schedules_take_the_family_default_tiles(family, head_dim, mask, tile_m):
+    problem = _schedule.problem_dict(batch=1, q_heads=2, kv_heads=2, seqlen_q=1000, seqlen_k=1000,
+                                     head_dim=head_dim, mask=mask)
+    result = _lib.make_schedule({"problem": problem, "family": family,
+                                 "machine": {"name": "NVIDIA H200", "sms": 132}, "strategy": "shift"})
+    tiles = result["document"]["problem"]
+    assert (tiles["tile_m"], tiles["tile_n"]) == (tile_m, 128)
+    # The schedule is made at that height: one dQ reduction order per Q tile of each head.
+    assert len(result["document"]["dq_order"]) == 2 * -(-1000 // tile_m)
+
+
 def test_search_spec_carries_the_live_cap():
     problem = _schedule.problem_dict(batch=8, q_heads=16, kv_heads=16, seqlen_q=2048, seqlen_k=2048,
                                      head_dim=128, mask="causal")
