@@ -76,11 +76,14 @@ std::vector<ScheduleFile> read_schedule_files(std::vector<std::string> const& pa
     ScheduleFile f{"file:" + std::filesystem::path(path).stem().string(), sim::read_schedule_file(path)};
     sim::Problem const& p = f.document.problem;
     if (std::find(shapes.begin(), shapes.end(), p) == shapes.end()) {
-      user_error("--schedule {}: its problem ({}) is not a shape of this run: give its shape's flags (--tile-m too where its tiles are not the default)", path,
-                 describe(p));
+      user_error(
+          "--schedule {}: its problem ({}) is not a shape of this run: give its shape's flags "
+          "(--tile-m too where its tiles are not the default)",
+          path, describe(p));
     }
     if (f.document.machine.sms > machine.sms) {
-      user_error("--schedule {}: made for {} SMs, this run plans for {}", path, f.document.machine.sms, machine.sms);
+      user_error("--schedule {}: made for {} SMs, this run plans for {}", path,
+                 f.document.machine.sms, machine.sms);
     }
     try {
       sim::validate(p, machine, f.document.schedule);
@@ -258,7 +261,8 @@ void run_bench(BenchOptions const& o) {
   }
   // Planned with the named family's tiles, else the default family's; checked here, before the
   // GPU is asked for, and planned again below where `auto` takes another family on this GPU.
-  std::vector<sim::Problem> shapes = planned_shapes(o, model_family(c));
+  rt::KernelFamily const planned_family = model_family(c);
+  std::vector<sim::Problem> shapes = planned_shapes(o, planned_family);
   if (c.has("json")) check_writable(o.json_file, "--json");
   if (c.has("svg") && !c.has("trace")) user_error("--svg draws a kernel trace: give --trace too");
   if (!o.schedule_files.empty() && c.has("trace")) {
@@ -283,10 +287,10 @@ void run_bench(BenchOptions const& o) {
   sim::Machine const machine = schedule_machine(c, device);
   // The model's rates: the named family's; under auto the family the runtime picks on this GPU
   // (the default family's in a dry run).
-  rt::KernelFamily run_family = model_family(c);
+  rt::KernelFamily run_family = planned_family;
   if (!family && device && device->auto_family) run_family = *device->auto_family;
   // Its default tiles too: a GPU without the sm90 family runs 64-row tiles at head dim 128.
-  if (run_family != model_family(c)) shapes = planned_shapes(o, run_family);
+  if (run_family != planned_family) shapes = planned_shapes(o, run_family);
 
   BenchRun run;
   run.date = utc_now("%Y-%m-%dT%H:%M:%SZ");
