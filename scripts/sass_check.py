@@ -19,6 +19,7 @@ cuobjdump: --cuobjdump, else on PATH, else the nvidia-cuda-cuobjdump wheel that 
 installs into build-venv/ (with nvdisasm, which cuobjdump runs: looked for next to it first). Exit 2 on bad usage, a missing tool or file, or no sm90 generic kernel
 at 64 and 80 rows in the input.
 """
+import bisect
 import glob
 import os
 import re
@@ -60,13 +61,15 @@ def counts(text):
     sections (`arch = sm_80`), only those of sm_90a count."""
     out = {}
     arches = [(m.start(), m.group(1)) for m in ARCH.finditer(text)]
+    starts = [pos for pos, _ in arches]
     heads = list(FUNCTION.finditer(text))
     for i, m in enumerate(heads):
         g = GENERIC.search(m.group(1))
         if not g:
             continue
-        arch = [a for pos, a in arches if pos < m.start()]
-        if arches and (not arch or arch[-1] != "sm_90a"):
+        # The section this function sits in: the last `arch =` line before it.
+        at = bisect.bisect_left(starts, m.start()) - 1
+        if arches and (at < 0 or arches[at][1] != "sm_90a"):
             continue
         body = text[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         key = (int(g.group(1)), int(g.group(2)), int(g.group(3)))
