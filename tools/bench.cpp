@@ -279,8 +279,8 @@ void run_bench(BenchOptions const& o) {
     // resolve() checked that both files can be written.
   }
 
-  // auto: the first of rt::runnable_families(), whose tiles the shapes get (the runtime's
-  // auto_family picks it for them: family.h).
+  // auto: rt::planning_family, whose tiles the shapes get (the runtime's auto_family picks it for
+  // them: family.h).
   std::optional<rt::KernelFamily> const family = kernel_family(o.common);
   std::optional<DeviceInfo> device;
   if (!o.dry_run) device = query_device();  // no GPU: one line, exit 2, before any work

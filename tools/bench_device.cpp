@@ -143,8 +143,7 @@ DeviceInfo query_device() {
   int clock_khz = 0;
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   info.clock_khz = clock_khz;
-  std::vector<rt::KernelFamily> const runnable = rt::runnable_families();
-  if (!runnable.empty()) info.auto_family = runnable.front();
+  info.auto_family = rt::planning_family(rt::runnable_families());
   return info;
 }
 

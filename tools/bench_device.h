@@ -24,8 +24,8 @@ struct DeviceInfo {
   int cc_major = 0;
   int cc_minor = 0;
   int clock_khz = 0;  ///< peak SM clock (cudaDevAttrClockRate): measured traces' cycles
-  /// What the runtime's auto choice takes on this device (the first of rt::runnable_families():
-  /// built into this binary and runs here); none if no family does.
+  /// The family `--kernel auto` plans this device's shapes with (rt::planning_family: the first
+  /// built into this binary that runs here); none if no family does.
   std::optional<rt::KernelFamily> auto_family;
 };
 

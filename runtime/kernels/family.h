@@ -123,7 +123,14 @@ constexpr std::optional<KernelFamily> auto_family(std::span<KernelFamily const> 
   return runnable.front();
 }
 
-/// `dash bench --kernel auto` plans a GPU's shapes with the first family that runs there
+/// The family whose default tiles a GPU's shapes are planned with under `--kernel auto` (`dash
+/// bench`, rt_bench's grid): the first that runs there; none where nothing runs.
+constexpr std::optional<KernelFamily> planning_family(std::span<KernelFamily const> runnable) {
+  if (runnable.empty()) return std::nullopt;
+  return runnable.front();
+}
+
+/// `dash bench --kernel auto` plans a GPU's shapes with planning_family
 /// (tools/bench.cpp) while the runtime takes auto_family per problem: the two agree because each
 /// family of the preference has every tile of the families after it.
 static_assert([] {

@@ -83,4 +83,16 @@ TEST_CASE("family: auto takes the first runnable family with the problem's tiles
   // None has them: the first, whose refusal names its tiles.
   CHECK(auto_family(ampere, 128, 80, 128) == KernelFamily::kSm80);
   CHECK_FALSE(auto_family(std::vector<KernelFamily>{}, 128, 64, 128).has_value());
+  // A GPU's shapes are planned with the first runnable family, whose default tiles auto then picks
+  // again for each shape.
+  using dash::rt::planning_family;
+  CHECK(planning_family(hopper) == KernelFamily::kSm90);
+  CHECK(planning_family(ampere) == KernelFamily::kSm80);
+  CHECK_FALSE(planning_family(std::vector<KernelFamily>{}).has_value());
+  for (bool causal : {false, true}) {
+    for (int d : {64, 128}) {
+      KernelFamily const f = *planning_family(hopper);
+      CHECK(auto_family(hopper, d, dash::rt::family_default_tile_m(f, d, causal), dash::rt::family_tile_n(f)) == f);
+    }
+  }
 }

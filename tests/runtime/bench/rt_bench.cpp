@@ -288,9 +288,9 @@ int run_grid(int repeats, int sms) {
   for (auto const& m : modes) std::printf(" %15s", m.c_str());
   std::printf(" %22s\n", "atomic (fa3)");
   int failures = 0;
-  std::vector<KernelFamily> const runnable = runnable_families();
-  if (runnable.empty()) user_error("grid: no kernel family runs on this GPU");
-  KernelFamily const grid_family = runnable.front();
+  std::optional<KernelFamily> const planned = planning_family(runnable_families());
+  if (!planned) user_error("grid: no kernel family runs on this GPU");
+  KernelFamily const grid_family = *planned;
   for (int d : {64, 128}) {
     for (bool causal : {false, true}) {
       for (int s = 512; s <= 16384; s *= 2) {
