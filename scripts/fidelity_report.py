@@ -27,7 +27,9 @@ SETS = [
     {"name": "H100 (profiles/h100.json)", "profile": "profiles/h100.json",
      "fit": [RAW + "2026-12-06-h100-bench-grid-dash-sm90.json"],
      "held_out": [RAW + f"2026-12-06-h100-bench-heldout-{i}.json" for i in range(1, 8)]
-     + [RAW + "2026-12-06-h100-bench-offgrid-dash-sm90.json", RAW + "2026-12-06c-h100-bench-grid-repeat-dash-sm90.json"],
+     + [RAW + "2026-12-06-h100-bench-offgrid-dash-sm90.json", RAW + "2026-12-06c-h100-bench-grid-repeat-dash-sm90.json"]
+     + [RAW + f"2026-12-07b-h100-grid-dash-d{d}.json" for d in (128, 64)]
+     + [RAW + f"2026-12-07b-h100-offgrid-dash-{i}.json" for i in range(1, 6)],
      "main_kernel": [RAW + "2026-12-06d-h100-main-kernel-records.json",
                      RAW + "2026-12-06d-h100-main-kernel-records-repeat.json"]},
     {"name": "H200 (profiles/h200.json, the built-in profile)", "profile": "profiles/h200.json",
