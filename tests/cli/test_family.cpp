@@ -89,10 +89,11 @@ TEST_CASE("family: auto takes the first runnable family with the problem's tiles
   CHECK(planning_family(hopper) == KernelFamily::kSm90);
   CHECK(planning_family(ampere) == KernelFamily::kSm80);
   CHECK_FALSE(planning_family(std::vector<KernelFamily>{}).has_value());
+  KernelFamily const f = *planning_family(hopper);
   for (bool causal : {false, true}) {
     for (int d : {64, 128}) {
-      KernelFamily const f = *planning_family(hopper);
-      CHECK(auto_family(hopper, d, dash::rt::family_default_tile_m(f, d, causal), dash::rt::family_tile_n(f)) == f);
+      int const tile_m = dash::rt::family_default_tile_m(f, d, causal);
+      CHECK(auto_family(hopper, d, tile_m, dash::rt::family_tile_n(f)) == f);
     }
   }
 }
