@@ -288,7 +288,7 @@ void run_bench(BenchOptions const& o) {
   // The model's rates: the named family's; under auto the family the runtime picks on this GPU
   // (the default family's in a dry run).
   rt::KernelFamily run_family = planned_family;
-  if (!family && device && device->auto_family) run_family = *device->auto_family;
+  if (!family && device && device->planning_family) run_family = *device->planning_family;
   // Its default tiles too: a GPU without the sm90 family runs 64-row tiles at head dim 128.
   if (run_family != planned_family) shapes = planned_shapes(o, run_family);
 

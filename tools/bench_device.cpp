@@ -143,7 +143,7 @@ DeviceInfo query_device() {
   int clock_khz = 0;
   DASH_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   info.clock_khz = clock_khz;
-  info.auto_family = rt::planning_family(rt::runnable_families());
+  info.planning_family = rt::planning_family(rt::runnable_families());
   return info;
 }
 

@@ -26,7 +26,7 @@ struct DeviceInfo {
   int clock_khz = 0;  ///< peak SM clock (cudaDevAttrClockRate): measured traces' cycles
   /// The family `--kernel auto` plans this device's shapes with (rt::planning_family: the first
   /// built into this binary that runs here); none if no family does.
-  std::optional<rt::KernelFamily> auto_family;
+  std::optional<rt::KernelFamily> planning_family;
 };
 
 /// Device 0. UserError when dash was built without CUDA or no GPU is visible.

@@ -111,6 +111,13 @@ constexpr std::optional<KernelFamily> parse_family(std::string_view s) {
 /// sm80 family's on all 24 grid shapes, 1.01-1.57x (docs/results/2026-12-02-h200-sm90-family.md).
 inline constexpr KernelFamily kAutoPreference[] = {KernelFamily::kSm90, KernelFamily::kSm80};
 
+/// The family whose default tiles a GPU's shapes are planned with under `--kernel auto` (`dash
+/// bench`, rt_bench's grid): the first that runs there; none where nothing runs.
+constexpr std::optional<KernelFamily> planning_family(std::span<KernelFamily const> runnable) {
+  if (runnable.empty()) return std::nullopt;
+  return runnable.front();
+}
+
 /// What `--kernel auto` runs a problem on among the families that run on the device (`runnable`,
 /// in kAutoPreference's order): the first that has the problem's tiles, else the first (whose
 /// tiles a refusal then names); none where nothing runs.
@@ -119,15 +126,7 @@ constexpr std::optional<KernelFamily> auto_family(std::span<KernelFamily const> 
   for (KernelFamily f : runnable) {
     if (family_has_tiles(f, head_dim, tile_m, tile_n)) return f;
   }
-  if (runnable.empty()) return std::nullopt;
-  return runnable.front();
-}
-
-/// The family whose default tiles a GPU's shapes are planned with under `--kernel auto` (`dash
-/// bench`, rt_bench's grid): the first that runs there; none where nothing runs.
-constexpr std::optional<KernelFamily> planning_family(std::span<KernelFamily const> runnable) {
-  if (runnable.empty()) return std::nullopt;
-  return runnable.front();
+  return planning_family(runnable);
 }
 
 /// `dash bench --kernel auto` plans a GPU's shapes with planning_family
