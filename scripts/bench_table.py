@@ -9,8 +9,14 @@ when the PyTorch run has FlashAttention-4 (fa4-det, fa4): per shape and kernel f
 deterministic and best non-deterministic TFLOP/s against FA4's, and the ratios.
 
 Usage: scripts/bench_table.py --dash dash.json [--dash dash-sm90.json ...] [--torch torch.json]
+       scripts/bench_table.py --round DASH TORCH --round DASH TORCH [...]
 Several --dash files (one `dash bench` run per kernel family): strategies are labelled by family
 ("sm90 shift") where the records hold more than one.
+--round (two or more): the same grid timed in rounds within one call, ours and FlashAttention-4
+alternating (e.g. ours, FA4, FA4, ours), so that both meet the same clock states (the GPU's clock
+steps under its power cap). One table: per shape and kernel family, the geometric mean over the
+rounds of each round's best deterministic and non-deterministic TFLOP/s, ours and FA4's, the
+ratios of those means, and the lowest and highest per-round det / FA4 det.
 A missing file counts as no records (the run's logs say why); a malformed one is an error, exit 2.
 """
 import argparse
@@ -190,11 +196,79 @@ def tables(dash, torch):
     return out
 
 
+def rounds_table(rounds):
+    """The --round table: rounds is a list of (dash records, torch records)."""
+    shapes, families = [], []
+    for dash, torch in rounds:
+        for r in dash + torch:
+            if key(r) not in shapes:
+                shapes.append(key(r))
+        for r in dash:
+            if family_of(r) is not None and family_of(r) not in families:
+                families.append(family_of(r))
+    shapes.sort(key=lambda k: (k[0], k[1] != "full", k[2]))
+    families.sort()
+    out = [f"### vs FlashAttention-4, {len(rounds)} rounds: geometric mean of each round's best TFLOP/s", ""]
+    cols = ["d", "mask", "seqlen", "b x h", "FA4 det", "FA4 nondet"]
+    for fam in families:
+        cols += [f"{fam} det", f"{fam} nondet", f"{fam} det / FA4 det", f"{fam} nondet / FA4 nondet",
+                 f"{fam} det / nondet", f"{fam} det / FA4 det per round"]
+    out += header(cols)
+
+    def best(records, k, pick):
+        return max((r["tflops"] for r in records if key(r) == k and pick(r) and r.get("tflops") is not None),
+                   default=None)
+
+    def gmean(values):
+        if not values or any(v is None for v in values):
+            return None
+        product = 1.0
+        for v in values:
+            product *= v
+        return product ** (1.0 / len(values))
+
+    def ratio(a, b):
+        return None if a is None or b is None else a / b
+
+    for k in shapes:
+        fd = [best(t, k, lambda r: r["backend"] == "fa4-det") for _, t in rounds]
+        fn = [best(t, k, lambda r: r["backend"] == "fa4") for _, t in rounds]
+        row = shape_cells(k) + [cell(gmean(fd)), cell(gmean(fn))]
+        for fam in families:
+            od = [best(d, k, lambda r: family_of(r) == fam and r["mode"] == "det") for d, _ in rounds]
+            on = [best(d, k, lambda r: family_of(r) == fam and r["mode"] == "nondet") for d, _ in rounds]
+            per = [ratio(a, b) for a, b in zip(od, fd)]
+            spread = "-" if None in per else f"{min(per):.3f}-{max(per):.3f}"
+            row += [cell(gmean(od)), cell(gmean(on)), cell(ratio(gmean(od), gmean(fd)), "{:.3f}"),
+                    cell(ratio(gmean(on), gmean(fn)), "{:.3f}"), cell(ratio(gmean(od), gmean(on)), "{:.3f}"), spread]
+        out.append(row_line(row))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dash", required=True, action="append", help="dash bench --json output (repeatable)")
+    parser.add_argument("--dash", action="append", help="dash bench --json output (repeatable)")
     parser.add_argument("--torch", help="scripts/bench_torch.py --json output")
+    parser.add_argument("--round", nargs=2, action="append", metavar=("DASH", "TORCH"),
+                        help="one round's dash bench and bench_torch.py JSON (two or more rounds)")
     args = parser.parse_args()
+    if args.round is not None:
+        if args.dash or args.torch:
+            fail("--round excludes --dash and --torch")
+        if len(args.round) < 2:
+            fail("--round: two or more rounds")
+        for dash_path, torch_path in args.round:
+            for path in (dash_path, torch_path):
+                if not os.path.exists(path):
+                    fail(f"--round: {path}: no such file")
+        try:
+            lines = rounds_table([(load(d), load(t)) for d, t in args.round])
+        except (KeyError, TypeError) as e:
+            fail(f"a record lacks a field or has the wrong type: {e}")
+        print("\n".join(lines))
+        return
+    if not args.dash:
+        fail("--dash (or --round) is required")
     try:
         dash = []
         for path in args.dash:

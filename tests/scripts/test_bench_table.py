@@ -70,6 +70,37 @@ with tempfile.TemporaryDirectory() as tmp:
         check(res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and res.stdout == "",
               f"{name}: exit {res.returncode}, stderr {res.stderr!r}")
 
+# --round: two rounds of the committed ABBA run (ours, FA4, FA4, ours); every cell recomputed.
+RAW = os.path.join(ROOT, "docs", "results", "raw")
+rounds = [(os.path.join(RAW, f"2026-12-07c-h100-abba-dash-d64-r{i}.json"),
+           os.path.join(RAW, f"2026-12-07c-h100-abba-torch-d64-r{i}.json")) for i in (1, 2)]
+res = run(["--round", *rounds[0], "--round", *rounds[1]])
+check(res.returncode == 0, f"--round: exit code {res.returncode}: {res.stderr}")
+table = rows(res.stdout.splitlines(), "### vs FlashAttention-4, 2 rounds")
+check(len(table) == 12, f"--round: 12 shapes expected, got {len(table)}")
+loaded = []
+for dash_path, torch_path in rounds:
+    with open(dash_path) as f, open(torch_path) as g:
+        loaded.append((json.load(f), json.load(g)))
+for row in table:
+    d, mask, seqlen = int(row[0]), row[1], int(row[2])
+    pick = lambda r: (r["head_dim"], r["mask"], r["seqlen_q"]) == (d, mask, seqlen)
+    fd = [max(r["tflops"] for r in t if pick(r) and r["backend"] == "fa4-det") for _, t in loaded]
+    od = [max(r["tflops"] for r in dd if pick(r) and r["mode"] == "det") for dd, _ in loaded]
+    on = [max(r["tflops"] for r in dd if pick(r) and r["mode"] == "nondet") for dd, _ in loaded]
+    g = lambda v: (v[0] * v[1]) ** 0.5
+    check(row[4] == f"{g(fd):.1f}" and row[6] == f"{g(od):.1f}" and row[7] == f"{g(on):.1f}",
+          f"--round {row[:3]}: means {row[4]}, {row[6]}, {row[7]} vs records")
+    check(row[8] == f"{g(od) / g(fd):.3f}" and row[10] == f"{g(od) / g(on):.3f}", f"--round {row[:3]}: ratios")
+    per = [a / b for a, b in zip(od, fd)]
+    check(row[11] == f"{min(per):.3f}-{max(per):.3f}", f"--round {row[:3]}: per-round {row[11]}")
+# One round, or --round with --dash: one error line, exit 2.
+for argv in (["--round", *rounds[0]], ["--round", *rounds[0], "--round", *rounds[1], "--dash", rounds[0][0]],
+             ["--round", *rounds[0], "--round", rounds[1][0], os.path.join(ROOT, "no-such-file.json")]):
+    res = run(argv)
+    check(res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and res.stdout == "",
+          f"{argv[-1]}: exit {res.returncode}, stderr {res.stderr!r}")
+
 for f in failures:
     print("FAIL:", f)
 print(f"bench_table: {len(failures)} failure(s)")
