@@ -5,7 +5,8 @@
 //   rt_bench [quick]   timings
 //   rt_bench shapes [--strategies=A,B] D/S/MASK...  timings of the given grid shapes only (e.g.
 //                      128/8192/causal), of the named strategies only if given ("atomic": fa3's
-//                      order without tickets; "atomic:NAME": strategy NAME's order without them)
+//                      order without tickets; "atomic:NAME": strategy NAME's order without them;
+//                      "dynamic:NAME", "atomic:dynamic:NAME": NAME under the dynamic launch)
 //   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]  every kernel of generated/manifest.json (whose
 //                      file name contains MATCH, if given): its problem and strategy on this GPU,
 //                      the specialization vs the generic kernel on the same inputs, dQ/dK/dV
@@ -398,6 +399,7 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
     // turned "atomic:fa3" into it).
     for (auto const& key : only) {
       if (key.rfind("atomic:", 0) == 0) runs.emplace_back(key.substr(7), Reduction::kAtomic);
+      if (key.rfind("dynamic:", 0) == 0) runs.emplace_back(key, Reduction::kDeterministic);
     }
     auto const wanted = [&](std::string const& name, Reduction mode) {
       std::string const key = mode != Reduction::kAtomic ? name : name == "fa3" ? "atomic" : "atomic:" + name;
@@ -406,7 +408,12 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
     for (auto const& [name, mode] : runs) {
       if (!wanted(name, mode)) continue;
       try {
-        timer.set_schedule(sim::make_strategy(name, p, sim::machine_with_sms(sms)), std::nullopt);
+        // "dynamic:NAME": NAME under the dynamic launch (one CTA per work item, the hardware
+        // dispatching them in launch order) instead of the persistent grid.
+        bool const dynamic = name.rfind("dynamic:", 0) == 0;
+        timer.set_schedule(sim::make_strategy(dynamic ? name.substr(8) : name, p, sim::machine_with_sms(sms),
+                                              dynamic ? sim::LaunchModel::kDynamic : sim::LaunchModel::kPersistent),
+                           std::nullopt);
       } catch (UserError const&) {
         continue;  // the strategy refuses this shape
       }
