@@ -466,7 +466,8 @@ int run(std::vector<std::string> const& args) {
       for (std::size_t at = 0, comma = 0; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         std::string const name = list.substr(at, comma - at);
         auto const names = sim::strategy_names();
-        std::string const order = name.rfind("atomic:", 0) == 0 ? name.substr(7) : name;
+        std::string order = name.rfind("atomic:", 0) == 0 ? name.substr(7) : name;
+        if (order.rfind("dynamic:", 0) == 0) order = order.substr(8);
         if (name != "atomic" && std::find(names.begin(), names.end(), order) == names.end()) {
           user_error("rt_bench shapes: unknown strategy '{}' in {}", name, args[a]);
         }
