@@ -2,7 +2,6 @@
 """scripts/bench_table.py on the committed benchmark of docs/results/ and on bad input."""
 import json
 import os
-import sys
 import tempfile
 
 from checks import ScriptChecks
@@ -12,7 +11,7 @@ SCRIPT = os.path.join(ROOT, "scripts", "bench_table.py")
 DASH = os.path.join(ROOT, "docs", "results", "raw", "bench-2026-11-29c-dash.json")
 TORCH = os.path.join(ROOT, "docs", "results", "raw", "bench-2026-11-29c-torch.json")
 checks = ScriptChecks(SCRIPT)
-check, run, failures = checks.check, checks.run, checks.failures
+check, run = checks.check, checks.run
 
 
 def rows(lines, title_prefix):
@@ -66,9 +65,7 @@ with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
             f.write(text)
-        res = run(["--dash", path])
-        check(res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and res.stdout == "",
-              f"{name}: exit {res.returncode}, stderr {res.stderr!r}")
+        checks.check_usage_error(["--dash", path], name)
 
 # --round: two rounds of the committed ABBA run (ours, FA4, FA4, ours); every cell recomputed.
 RAW = os.path.join(ROOT, "docs", "results", "raw")
@@ -97,11 +94,6 @@ for row in table:
 # One round, or --round with --dash: one error line, exit 2.
 for argv in (["--round", *rounds[0]], ["--round", *rounds[0], "--round", *rounds[1], "--dash", rounds[0][0]],
              ["--round", *rounds[0], "--round", rounds[1][0], os.path.join(ROOT, "no-such-file.json")]):
-    res = run(argv)
-    check(res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and res.stdout == "",
-          f"{argv[-1]}: exit {res.returncode}, stderr {res.stderr!r}")
+    checks.check_usage_error(argv, f"--round ... {argv[-1]}")
 
-for f in failures:
-    print("FAIL:", f)
-print(f"bench_table: {len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+checks.finish("bench_table")
