@@ -22,6 +22,7 @@ A missing file counts as no records (the run's logs say why); a malformed one is
 import argparse
 import json
 import os
+import statistics
 import sys
 
 
@@ -66,6 +67,25 @@ def header(cells):
     return [row_line(cells), "|" + "|".join("---" for _ in cells) + "|"]
 
 
+def ratio(a, b):
+    return None if a is None or b is None else a / b
+
+
+def best_tflops(records, k, pick):
+    """The highest TFLOP/s among the records of shape k that `pick` accepts (None if none ran)."""
+    return max((r["tflops"] for r in records if key(r) == k and pick(r) and r.get("tflops") is not None),
+               default=None)
+
+
+def shapes_of(records):
+    """Every shape of the records, once: by head dim, full before causal, by length."""
+    shapes = []
+    for r in records:
+        if key(r) not in shapes:
+            shapes.append(key(r))
+    return sorted(shapes, key=lambda k: (k[0], k[1] != "full", k[2]))
+
+
 def family_of(r):
     kernel = r.get("kernel") or ""
     return "sm90" if "wgmma" in kernel else "sm80" if "mma-sync" in kernel else None
@@ -97,20 +117,13 @@ def fa4_table(dash, torch, shapes):
                  f"{fam} det / nondet"]
     out += header(cols)
 
-    def best(k, fam, mode):
-        recs = [r for r in dash if key(r) == k and family_of(r) == fam and r["mode"] == mode
-                and r.get("tflops") is not None]
-        return max((r["tflops"] for r in recs), default=None)
-
-    def ratio(a, b):
-        return None if a is None or b is None else a / b
-
     for k in shapes:
         det = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4-det"), None)
         nd = next((r.get("tflops") for r in fa4 if key(r) == k and r["backend"] == "fa4"), None)
         row = shape_cells(k) + [cell(det), cell(nd)]
         for fam in families:
-            od, on = best(k, fam, "det"), best(k, fam, "nondet")
+            od = best_tflops(dash, k, lambda r: family_of(r) == fam and r["mode"] == "det")
+            on = best_tflops(dash, k, lambda r: family_of(r) == fam and r["mode"] == "nondet")
             row += [cell(od), cell(on), cell(ratio(od, det), "{:.3f}"), cell(ratio(on, nd), "{:.3f}"),
                     cell(ratio(od, on), "{:.3f}")]
         out.append(row_line(row))
@@ -118,11 +131,7 @@ def fa4_table(dash, torch, shapes):
 
 
 def tables(dash, torch):
-    shapes = []
-    for r in dash + torch:
-        if key(r) not in shapes:
-            shapes.append(key(r))
-    shapes.sort(key=lambda k: (k[0], k[1] != "full", k[2]))
+    shapes = shapes_of(dash + torch)
     strategies = []
     for r in dash:
         if r["strategy"] not in strategies:
@@ -198,16 +207,8 @@ def tables(dash, torch):
 
 def rounds_table(rounds):
     """The --round table: rounds is a list of (dash records, torch records)."""
-    shapes, families = [], []
-    for dash, torch in rounds:
-        for r in dash + torch:
-            if key(r) not in shapes:
-                shapes.append(key(r))
-        for r in dash:
-            if family_of(r) is not None and family_of(r) not in families:
-                families.append(family_of(r))
-    shapes.sort(key=lambda k: (k[0], k[1] != "full", k[2]))
-    families.sort()
+    shapes = shapes_of([r for dash, torch in rounds for r in dash + torch])
+    families = sorted({family_of(r) for dash, _ in rounds for r in dash if family_of(r) is not None})
     out = [f"### vs FlashAttention-4, {len(rounds)} rounds: geometric mean of each round's best TFLOP/s", ""]
     cols = ["d", "mask", "seqlen", "b x h", "FA4 det", "FA4 nondet"]
     for fam in families:
@@ -215,28 +216,16 @@ def rounds_table(rounds):
                  f"{fam} det / nondet", f"{fam} det / FA4 det per round"]
     out += header(cols)
 
-    def best(records, k, pick):
-        return max((r["tflops"] for r in records if key(r) == k and pick(r) and r.get("tflops") is not None),
-                   default=None)
-
     def gmean(values):
-        if not values or any(v is None for v in values):
-            return None
-        product = 1.0
-        for v in values:
-            product *= v
-        return product ** (1.0 / len(values))
-
-    def ratio(a, b):
-        return None if a is None or b is None else a / b
+        return None if not values or None in values else statistics.geometric_mean(values)
 
     for k in shapes:
-        fd = [best(t, k, lambda r: r["backend"] == "fa4-det") for _, t in rounds]
-        fn = [best(t, k, lambda r: r["backend"] == "fa4") for _, t in rounds]
+        fd = [best_tflops(t, k, lambda r: r["backend"] == "fa4-det") for _, t in rounds]
+        fn = [best_tflops(t, k, lambda r: r["backend"] == "fa4") for _, t in rounds]
         row = shape_cells(k) + [cell(gmean(fd)), cell(gmean(fn))]
         for fam in families:
-            od = [best(d, k, lambda r: family_of(r) == fam and r["mode"] == "det") for d, _ in rounds]
-            on = [best(d, k, lambda r: family_of(r) == fam and r["mode"] == "nondet") for d, _ in rounds]
+            od = [best_tflops(d, k, lambda r: family_of(r) == fam and r["mode"] == "det") for d, _ in rounds]
+            on = [best_tflops(d, k, lambda r: family_of(r) == fam and r["mode"] == "nondet") for d, _ in rounds]
             per = [ratio(a, b) for a, b in zip(od, fd)]
             spread = "-" if None in per else f"{min(per):.3f}-{max(per):.3f}"
             row += [cell(gmean(od)), cell(gmean(on)), cell(ratio(gmean(od), gmean(fd)), "{:.3f}"),

@@ -87,7 +87,8 @@ def main():
     out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for path in args.runs:
         base = os.path.basename(path)[: -len(".json")] if path.endswith(".json") else None
-        name = next((n for n in phases if base is not None and base.endswith(n)), None)
+        # The longest phase name the file's name ends with ("fa4-det-causal" before "det-causal").
+        name = max((n for n in phases if base is not None and base.endswith(n)), key=len, default=None)
         if name is None or "start" not in phases[name] or "end" not in phases[name]:
             fail(f"{path}: no start and end in {args.phases} for it")
         try:

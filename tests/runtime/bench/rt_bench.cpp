@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,14 @@ using namespace dash;
 using namespace dash::rt;
 
 namespace {
+
+/// A strategy key of `shapes --strategies` without its "atomic:" prefix, split into the named
+/// strategy and its launch: "dynamic:NAME" is NAME under the dynamic launch (one CTA per work item,
+/// the hardware dispatching them in launch order), anything else the persistent grid.
+std::pair<std::string, sim::LaunchModel> strategy_launch(std::string const& order) {
+  if (order.rfind("dynamic:", 0) == 0) return {order.substr(8), sim::LaunchModel::kDynamic};
+  return {order, sim::LaunchModel::kPersistent};
+}
 
 /// A grid shape with the tiles every family has (family_tile_m: `shapes` without a TM, so that A/B
 /// runs of older and newer builds time the same tiles), or `tile_m` rows.
@@ -408,12 +417,8 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
     for (auto const& [name, mode] : runs) {
       if (!wanted(name, mode)) continue;
       try {
-        // "dynamic:NAME": NAME under the dynamic launch (one CTA per work item, the hardware
-        // dispatching them in launch order) instead of the persistent grid.
-        bool const dynamic = name.rfind("dynamic:", 0) == 0;
-        timer.set_schedule(sim::make_strategy(dynamic ? name.substr(8) : name, p, sim::machine_with_sms(sms),
-                                              dynamic ? sim::LaunchModel::kDynamic : sim::LaunchModel::kPersistent),
-                           std::nullopt);
+        auto const [strategy, launch] = strategy_launch(name);
+        timer.set_schedule(sim::make_strategy(strategy, p, sim::machine_with_sms(sms), launch), std::nullopt);
       } catch (UserError const&) {
         continue;  // the strategy refuses this shape
       }
@@ -466,8 +471,7 @@ int run(std::vector<std::string> const& args) {
       for (std::size_t at = 0, comma = 0; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         std::string const name = list.substr(at, comma - at);
         auto const names = sim::strategy_names();
-        std::string order = name.rfind("atomic:", 0) == 0 ? name.substr(7) : name;
-        if (order.rfind("dynamic:", 0) == 0) order = order.substr(8);
+        std::string const order = strategy_launch(name.rfind("atomic:", 0) == 0 ? name.substr(7) : name).first;
         if (name != "atomic" && std::find(names.begin(), names.end(), order) == names.end()) {
           user_error("rt_bench shapes: unknown strategy '{}' in {}", name, args[a]);
         }
