@@ -30,7 +30,7 @@
 #              (calibrated.json); not part of "all"
 #     bench    scripts/bench.sh: dash bench on the DASH grid (each family of BENCH_KERNELS, default
 #              sm80,sm90) and PyTorch's backends (SDPA, FlashAttention-4 where it imports) in the
-#              same run
+#              same run (BENCH_ROUNDS of them, default 1, in alternating order: bench.sh --rounds)
 #     all      the five, in that order (default)
 # Each stage runs under its own timeout (TESTS_LIMIT_S, BIG_LIMIT_S, SANITIZE_LIMIT_S, CODEGEN_LIMIT_S, GRID_LIMIT_S, and the
 # DASH_TIMEOUT / TORCH_TIMEOUT of bench.sh); logs under $OUT (default out/gpu); a summary (exit
@@ -142,7 +142,7 @@ fi
 if want bench; then
   s0=$SECONDS
   DASH_BIN="$build/tools/dash" DASH_COMMIT="$commit" OUT="$out/bench" \
-    scripts/bench.sh --kernels "${BENCH_KERNELS:-sm80,sm90}" > "$out/bench.txt" 2>&1
+    scripts/bench.sh --kernels "${BENCH_KERNELS:-sm80,sm90}" --rounds "${BENCH_ROUNDS:-1}" > "$out/bench.txt" 2>&1
   rc=$?
   [[ $rc -ne 0 ]] && status=1
   echo "bench (dash + PyTorch SDPA): rc=$rc $((SECONDS - s0))s" | tee -a "$summary"
