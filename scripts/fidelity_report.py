@@ -3,7 +3,8 @@
 per GPU, `dash fidelity` of its machine profile against the grid run it was fitted to and the runs
 held out (and, where measured, the main kernel's own durations), as markdown: the summary (mean
 |log| error of the predicted speedup over fa3, of the call time and of the price of the order; how
-many within 3%) and every row further off than 3%.
+many within 3%), every row further off than 3%, and how well the model picks the order to run
+without tickets.
 
 Usage: scripts/fidelity_report.py [--dash DASH] [--sets FILE] [--out FILE]
   --dash  the dash binary (default build/tools/dash)
@@ -111,6 +112,35 @@ def misses(rows, label):
     return out
 
 
+def orders_without_tickets(rows):
+    """Per run and shape with two or more strategies timed both ways: the order fastest without tickets as
+    measured, the model's fastest (predicted det time over its predicted price of the order), and
+    the measured non-det time of the model's pick and of its fastest deterministic order (what a
+    caller gets who runs one schedule in both modes) over the measured best. Returns the table rows,
+    the picks agreeing, and both costs per shape; the table lists the shapes where either pick costs
+    more than 1%."""
+    shapes = {}
+    for r in rows:
+        if r.get("measured_det_over_nondet_time") and r.get("predicted_det_over_nondet_time"):
+            shapes.setdefault((os.path.basename(r["file"]), r["shape"]), []).append(r)
+    table, agree, model_cost, det_cost = [], 0, [], []
+    for (file, shape), rs in sorted(shapes.items()):
+        if len(rs) < 2:
+            continue
+        nondet = {r["strategy"]: (r["measured_ms"] / r["measured_det_over_nondet_time"],
+                                  r["predicted_cycles"] / r["predicted_det_over_nondet_time"], r["predicted_cycles"])
+                  for r in rs}
+        best = min(nondet, key=lambda k: nondet[k][0])
+        pick = min(nondet, key=lambda k: nondet[k][1])
+        det_pick = min(nondet, key=lambda k: nondet[k][2])
+        agree += pick == best
+        model_cost.append(nondet[pick][0] / nondet[best][0])
+        det_cost.append(nondet[det_pick][0] / nondet[best][0])
+        if max(model_cost[-1], det_cost[-1]) > 1.01:
+            table.append(f"| {shape} | {file} | {best} | {pick} | {model_cost[-1]:.3f} | {det_pick} | {det_cost[-1]:.3f} |")
+    return table, agree, model_cost, det_cost
+
+
 def main():
     opts = parse_args(sys.argv[1:])
     if os.sep in opts["dash"]:
@@ -142,6 +172,18 @@ def main():
         lines += ["", f"Speedups further off than 3% ({len(off)}), worst first:", "",
                   "| shape | strategy | set | file | measured | predicted | error |", "|---|---|---|---|---|---|---|",
                   *[x for _, x in off], ""]
+        table, agree, model_cost, det_cost = orders_without_tickets(j["rows"] + j.get("held_out_rows", []))
+        if model_cost:
+            gmean = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
+            lines += ["### Orders without tickets", "",
+                      f"Where a run timed two or more strategies in both modes ({len(model_cost)} shapes): the "
+                      f"model's fastest "
+                      f"order without tickets is the measured fastest on {agree}; run without tickets, the model's "
+                      f"pick costs {gmean(model_cost):.3f}x the measured best (geometric mean, at most "
+                      f"{max(model_cost):.3f}x), its fastest deterministic order {gmean(det_cost):.3f}x (at most "
+                      f"{max(det_cost):.3f}x). The shapes where either costs more than 1% ({len(table)}):", "",
+                      "| shape | file | measured fastest | model's pick | its time / best | det pick | its time / best |",
+                      "|---|---|---|---|---|---|---|", *table, ""]
     text = "\n".join(lines)
     if opts["out"]:
         try:

@@ -39,6 +39,26 @@ with tempfile.TemporaryDirectory() as tmp:
         measured, predicted, err = float(cells[4]), float(cells[5]), float(cells[6].rstrip("%"))
         check(abs(err) > 3.0 and abs((predicted / measured - 1) * 100 - err) < 0.1, f"row: {row!r}")
 
+    # Orders without tickets, on a run that timed the five named strategies both ways on 12 shapes:
+    # every table row's measured fastest is the records' fastest non-det time, and no pick beats it.
+    abba = "docs/results/raw/2026-12-07c-h100-abba-dash-d128-r1.json"
+    with open(sets, "w") as f:
+        json.dump([{"name": "abba", "profile": "profiles/h100.json", "fit": [abba]}], f)
+    r = run(["--dash", DASH, "--sets", sets, "--out", out])
+    text = open(out).read() if r.returncode == 0 and os.path.exists(out) else ""
+    section = text.split("### Orders without tickets")[1] if "### Orders without tickets" in text else ""
+    check("(12 shapes)" in section, f"orders without tickets: {section[:300]!r}")
+    with open(os.path.join(ROOT, abba)) as f:
+        records = json.load(f)
+    rows = [[c.strip() for c in x.strip("|").split("|")] for x in section.splitlines() if x.startswith("| d=")]
+    check(len(rows) >= 1, "no shape where a pick costs more than 1%")
+    for cells in rows:
+        nondet = {x["strategy"]: x["ms"] for x in records if x["mode"] == "nondet"
+                  and f"d={x['head_dim']} {x['mask']} s={x['seqlen_q']} " in cells[0] + " "}
+        check(nondet and min(nondet, key=nondet.get) == cells[2], f"measured fastest: {cells}")
+        check(float(cells[4]) >= 1.0 and float(cells[6]) >= 1.0 and max(float(cells[4]), float(cells[6])) >= 1.01,
+              f"costs: {cells}")
+
     # The default sets: every file they name is committed.
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import fidelity_report  # noqa: E402
