@@ -7,7 +7,8 @@
 //                      128/8192/causal), of the named strategies only if given ("atomic": fa3's
 //                      order without tickets; "atomic:NAME": strategy NAME's order without them;
 //                      "dynamic:NAME", "atomic:dynamic:NAME": NAME under the dynamic launch)
-//   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]  every kernel of generated/manifest.json (whose
+//   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]  every kernel of generated/manifest.json
+//   (whose
 //                      file name contains MATCH, if given): its problem and strategy on this GPU,
 //                      the specialization vs the generic kernel on the same inputs, dQ/dK/dV
 //                      bitwise, then timed in ROUNDS (default 5) interleaved rounds (median of 10
@@ -32,7 +33,6 @@
 #include <nlohmann/json.hpp>
 
 #include "../harness.h"
-#include "tools/bench_device.h"
 #include "dagsim/benchmark/grid.h"
 #include "dagsim/core/error.h"
 #include "dagsim/core/flops.h"
@@ -42,6 +42,7 @@
 #include "dagsim/model/validate.h"
 #include "runtime/bitwise_diff.h"
 #include "runtime/dtype.h"
+#include "tools/bench_device.h"
 
 using namespace dash;
 using namespace dash::rt;
@@ -64,9 +65,9 @@ sim::Problem grid_problem(int d, int s, bool causal, int tile_m = 0) {
                            family_tile_n(KernelFamily::kSm80));
 }
 
-
 /// One input set for the bitwise comparisons, forward already run.
-std::unique_ptr<test::DeviceTensors> make_inputs(sim::Problem const& p, Attention const& attn, std::uint64_t seed) {
+std::unique_ptr<test::DeviceTensors> make_inputs(sim::Problem const& p, Attention const& attn,
+                                                 std::uint64_t seed) {
   auto t = std::make_unique<test::DeviceTensors>(p, DType::kBf16);
   t->upload(test::random_inputs(p, DType::kBf16, seed));
   attn.forward(t->tensors(), nullptr);
@@ -79,7 +80,10 @@ constexpr cli::TimingPlan kPlan{3, 10};
 /// Median milliseconds of the timer's deterministic or atomic backward under kPlan.
 double median_ms(cli::BackwardTimer& timer, Reduction mode) {
   return sim::median(
-      timer.time(mode == Reduction::kDeterministic ? cli::BenchMode::kDet : cli::BenchMode::kNondet, kPlan).ms);
+      timer
+          .time(mode == Reduction::kDeterministic ? cli::BenchMode::kDet : cli::BenchMode::kNondet,
+                kPlan)
+          .ms);
 }
 
 /// Half the range: the +- of a set of round medians.
@@ -92,8 +96,10 @@ double spread_of(std::vector<double> const& v) {
 class GradCopy {
  public:
   GradCopy(AttentionTensors const& t, sim::Problem const& p) {
-    words_[0] = static_cast<std::size_t>(p.total_q()) * static_cast<std::size_t>(p.q_heads * p.head_dim);
-    words_[1] = words_[2] = static_cast<std::size_t>(p.total_k()) * static_cast<std::size_t>(p.kv_heads * p.head_dim);
+    words_[0] =
+        static_cast<std::size_t>(p.total_q()) * static_cast<std::size_t>(p.q_heads * p.head_dim);
+    words_[1] = words_[2] =
+        static_cast<std::size_t>(p.total_k()) * static_cast<std::size_t>(p.kv_heads * p.head_dim);
     void const* src[3] = {t.dq.data, t.dk.data, t.dv.data};
     for (int x = 0; x < 3; ++x) {
       DASH_CUDA_CHECK(cudaMalloc(&copy_[x], words_[x] * 2));
@@ -134,18 +140,21 @@ sim::Problem manifest_problem(nlohmann::json const& k) {
   } else if (mask == "causal") {
     p.mask = sim::Mask{sim::MaskKind::kCausal, 0, 0};
   } else if (mask == "window") {
-    p.mask = sim::Mask{sim::MaskKind::kWindow, k.at("window_left").get<int>(), k.at("window_right").get<int>()};
+    p.mask = sim::Mask{sim::MaskKind::kWindow, k.at("window_left").get<int>(),
+                       k.at("window_right").get<int>()};
   } else {
     user_error("manifest: unknown mask '{}'", mask);
   }
-  if (parse_dtype(k.at("dtype").get<std::string>()) != DType::kBf16) user_error("manifest: only bf16 kernels are compared here");
+  if (parse_dtype(k.at("dtype").get<std::string>()) != DType::kBf16)
+    user_error("manifest: only bf16 kernels are compared here");
   sim::validate_problem(p);
   return p;
 }
 
 /// Specialized (generated) vs generic kernel, per manifest entry: same problem, schedule and
 /// inputs; bitwise equality of dQ/dK/dV and the median times. Returns 1 if any entry fails.
-int run_specialized(std::string const& manifest_path, int sms, int rounds, std::string const& match) {
+int run_specialized(std::string const& manifest_path, int sms, int rounds,
+                    std::string const& match) {
   std::ifstream in(manifest_path);
   if (!in) user_error("cannot read {}", manifest_path);
   nlohmann::json manifest;
@@ -154,14 +163,17 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
   } catch (nlohmann::json::exception const& e) {
     user_error("{}: not JSON ({})", manifest_path, e.what());
   }
-  std::printf("specialized vs generic: deterministic backward, bf16, same inputs; %d interleaved rounds, each"
-              " the median of 10 runs after 3 warm-up per kernel (dash bench's timer); ms = median over"
-              " rounds, +- = (max - min) / 2 over rounds; ratio = generic ms / specialized ms per round: median,"
-              " min, max\n",
-              rounds);
-  std::printf("%-44s %-16s %-20s %-18s %-14s %9s %7s %8s %9s %7s %8s %6s %6s %6s\n", "spec", "strategy",
-              "specialized kernel", "generic kernel", "bitwise equal", "gen ms", "+-", "TFLOP/s", "spec ms", "+-",
-              "TFLOP/s", "ratio", "min", "max");
+  std::printf(
+      "specialized vs generic: deterministic backward, bf16, same inputs; %d interleaved rounds, "
+      "each"
+      " the median of 10 runs after 3 warm-up per kernel (dash bench's timer); ms = median over"
+      " rounds, +- = (max - min) / 2 over rounds; ratio = generic ms / specialized ms per round: "
+      "median,"
+      " min, max\n",
+      rounds);
+  std::printf("%-44s %-16s %-20s %-18s %-14s %9s %7s %8s %9s %7s %8s %6s %6s %6s\n", "spec",
+              "strategy", "specialized kernel", "generic kernel", "bitwise equal", "gen ms", "+-",
+              "TFLOP/s", "spec ms", "+-", "TFLOP/s", "ratio", "min", "max");
   int failures = 0;
   int considered = 0;
   cli::BackwardTimer timer(cli::query_device(), 2024);
@@ -173,20 +185,21 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
     try {
       sim::Machine const machine = sim::machine_preset(k.at("gpu").get<std::string>());
       if (k.at("sms").get<int>() != sms || machine.sms != sms) {
-        std::printf("%-44s %-16s spec not for this GPU (spec %d SMs, GPU %d)\n", spec.c_str(), strategy.c_str(),
-                    k.at("sms").get<int>(), sms);
+        std::printf("%-44s %-16s spec not for this GPU (spec %d SMs, GPU %d)\n", spec.c_str(),
+                    strategy.c_str(), k.at("sms").get<int>(), sms);
         continue;
       }
       ++considered;  // a kernel for this GPU, compared below
       sim::Problem const p = manifest_problem(k);
-      sim::Schedule const schedule = sim::make_strategy(strategy, p, machine,
-                                                        k.at("launch").get<std::string>() == "dynamic"
-                                                            ? sim::LaunchModel::kDynamic
-                                                            : sim::LaunchModel::kPersistent);
+      sim::Schedule const schedule = sim::make_strategy(
+          strategy, p, machine,
+          k.at("launch").get<std::string>() == "dynamic" ? sim::LaunchModel::kDynamic
+                                                         : sim::LaunchModel::kPersistent);
       std::uint64_t const hash = schedule_hash(schedule);
       std::uint64_t const want = std::stoull(k.at("schedule_hash").get<std::string>(), nullptr, 16);
       if (hash != want) {
-        std::printf("%-44s %-16s FAIL: schedule hash %016" PRIx64 " here, %016" PRIx64 " in the manifest\n",
+        std::printf("%-44s %-16s FAIL: schedule hash %016" PRIx64 " here, %016" PRIx64
+                    " in the manifest\n",
                     spec.c_str(), strategy.c_str(), hash, want);
         ++failures;
         continue;
@@ -196,7 +209,8 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
       AttentionTensors const t = inputs->tensors();
       // The specialization's family (the manifest says): its generic kernel is the baseline it
       // must equal.
-      std::optional<KernelFamily> const named = parse_family(k.value("family", std::string("sm80")));
+      std::optional<KernelFamily> const named =
+          parse_family(k.value("family", std::string("sm80")));
       if (!named) {
         std::printf("%-44s FAIL: unknown family in the manifest\n", spec.c_str());
         ++failures;
@@ -216,8 +230,8 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
       attn.backward(t, Reduction::kDeterministic, nullptr);
       std::int64_t const differ = generic_grads.differing_words(t);
       if (rounds == 0) {
-        std::printf("%-44s %-16s %-20s %-18s %s%s\n", spec.c_str(), strategy.c_str(), special_name.c_str(),
-                    generic_name.c_str(), differ == 0 ? "yes" : "NO",
+        std::printf("%-44s %-16s %-20s %-18s %s%s\n", spec.c_str(), strategy.c_str(),
+                    special_name.c_str(), generic_name.c_str(), differ == 0 ? "yes" : "NO",
                     dispatched ? "" : "  FAIL: specialization not dispatched");
         if (!dispatched || differ != 0) ++failures;
         std::fflush(stdout);
@@ -235,7 +249,8 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
         for (int half = 0; half < 2; ++half) {
           bool const generic_now = (half == 0) == (r % 2 == 0);
           timer.set_schedule(schedule, family, generic_now);
-          same_kernels = same_kernels && timer.kernel_name() == (generic_now ? generic_name : special_name);
+          same_kernels =
+              same_kernels && timer.kernel_name() == (generic_now ? generic_name : special_name);
           (generic_now ? g : x) = median_ms(timer, Reduction::kDeterministic);
         }
         generic_ms.push_back(g);
@@ -248,15 +263,17 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
       double const flops = sim::backward_flops(p);
       char equal[32];
       std::snprintf(equal, sizeof equal, "%s", differ == 0 ? "yes" : "NO");
-      if (differ != 0) std::snprintf(equal, sizeof equal, "NO (%lld words)", static_cast<long long>(differ));
-      std::printf("%-44s %-16s %-20s %-18s %-14s %9.3f %7.3f %8.1f %9.3f %7.3f %8.1f %6.3f %6.3f %6.3f%s\n",
-                  spec.c_str(), strategy.c_str(), special_name.c_str(), generic_name.c_str(), equal, gen,
-                  spread_of(generic_ms), sim::tflops(flops, gen), spec_med, spread_of(special_ms),
-                  sim::tflops(flops, spec_med), ratio, *std::min_element(ratios.begin(), ratios.end()),
-                  *std::max_element(ratios.begin(), ratios.end()),
-                  !dispatched     ? "  FAIL: specialization not dispatched"
-                  : !same_kernels ? "  FAIL: the timer ran other kernels than the ones checked"
-                                  : "");
+      if (differ != 0)
+        std::snprintf(equal, sizeof equal, "NO (%lld words)", static_cast<long long>(differ));
+      std::printf(
+          "%-44s %-16s %-20s %-18s %-14s %9.3f %7.3f %8.1f %9.3f %7.3f %8.1f %6.3f %6.3f %6.3f%s\n",
+          spec.c_str(), strategy.c_str(), special_name.c_str(), generic_name.c_str(), equal, gen,
+          spread_of(generic_ms), sim::tflops(flops, gen), spec_med, spread_of(special_ms),
+          sim::tflops(flops, spec_med), ratio, *std::min_element(ratios.begin(), ratios.end()),
+          *std::max_element(ratios.begin(), ratios.end()),
+          !dispatched     ? "  FAIL: specialization not dispatched"
+          : !same_kernels ? "  FAIL: the timer ran other kernels than the ones checked"
+                          : "");
       std::printf("%-44s rounds (generic ms / specialized ms):", spec.c_str());
       for (int r = 0; r < rounds; ++r) std::printf(" %.3f/%.3f", generic_ms[r], special_ms[r]);
       std::printf("\n");
@@ -265,16 +282,20 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds, std::
       std::printf("%-44s %-16s FAIL: %s\n", spec.c_str(), strategy.c_str(), e.what());
       ++failures;
     } catch (nlohmann::json::exception const& e) {
-      std::printf("%-44s %-16s FAIL: manifest entry: %s\n", spec.c_str(), strategy.c_str(), e.what());
+      std::printf("%-44s %-16s FAIL: manifest entry: %s\n", spec.c_str(), strategy.c_str(),
+                  e.what());
       ++failures;
     }
     std::fflush(stdout);
   }
   if (considered == 0) {
-    std::printf("specialized vs generic: FAIL (no kernel of the manifest for this GPU matches '%s')\n", match.c_str());
+    std::printf(
+        "specialized vs generic: FAIL (no kernel of the manifest for this GPU matches '%s')\n",
+        match.c_str());
     return 1;
   }
-  std::printf("specialized vs generic: %s (%d entries fail)\n", failures == 0 ? "PASS" : "FAIL", failures);
+  std::printf("specialized vs generic: %s (%d entries fail)\n", failures == 0 ? "PASS" : "FAIL",
+              failures);
   return failures == 0 ? 0 : 1;
 }
 
@@ -291,9 +312,12 @@ int run_grid(int repeats, int sms) {
   sim::Problem const first = grid_problem(128, 512, false);
   AttentionInputs const inputs = test::random_inputs(first, DType::kBf16, 4242);
   std::vector<std::string> modes = sim::strategy_names();
-  std::printf("grid determinism: %d runs per cell vs a first run, bitwise dQ dK dV (bf16); cell = runs that differ"
-              " (atomic: runs that differ / most differing elements in a run); '-' = strategy refuses the shape\n",
-              repeats);
+  std::printf(
+      "grid determinism: %d runs per cell vs a first run, bitwise dQ dK dV (bf16); cell = runs "
+      "that differ"
+      " (atomic: runs that differ / most differing elements in a run); '-' = strategy refuses the "
+      "shape\n",
+      repeats);
   std::printf("%-4s %-6s %-6s", "d", "seqlen", "mask");
   for (auto const& m : modes) std::printf(" %15s", m.c_str());
   std::printf(" %22s\n", "atomic (fa3)");
@@ -306,7 +330,8 @@ int run_grid(int repeats, int sms) {
       for (int s = 512; s <= 16384; s *= 2) {
         // The tiles `dash bench` gives the shape on this GPU: the auto family's defaults (80 rows
         // at d128 full on the sm90 family).
-        sim::Problem const p = grid_problem(d, s, causal, family_default_tile_m(grid_family, d, causal));
+        sim::Problem const p =
+            grid_problem(d, s, causal, family_default_tile_m(grid_family, d, causal));
         test::DeviceTensors dev(p, DType::kBf16);
         dev.upload(inputs);
         Attention attn(p, DType::kBf16, 1.f / std::sqrt(float(d)));
@@ -335,12 +360,14 @@ int run_grid(int repeats, int sms) {
             void* outs[3] = {t.dq.data, t.dk.data, t.dv.data};
             if (r == 0) {
               for (int x = 0; x < 3; ++x) {
-                DASH_CUDA_CHECK(cudaMemcpy(ref16 + x * words_q, outs[x], words_q * 2, cudaMemcpyDeviceToDevice));
+                DASH_CUDA_CHECK(cudaMemcpy(ref16 + x * words_q, outs[x], words_q * 2,
+                                           cudaMemcpyDeviceToDevice));
               }
               continue;
             }
             std::int64_t words = 0;
-            for (int x = 0; x < 3; ++x) words += count_differing_words(outs[x], ref16 + x * words_q, words_q, nullptr);
+            for (int x = 0; x < 3; ++x)
+              words += count_differing_words(outs[x], ref16 + x * words_q, words_q, nullptr);
             cell.runs_differ += words > 0 ? 1 : 0;
             cell.max_words = std::max(cell.max_words, words);
           }
@@ -357,12 +384,14 @@ int run_grid(int repeats, int sms) {
           }
         }
         DiffCell const& at = cells.back();
-        std::printf(" %8d/%-2d %11lld\n", at.runs_differ, repeats, static_cast<long long>(at.max_words));
+        std::printf(" %8d/%-2d %11lld\n", at.runs_differ, repeats,
+                    static_cast<long long>(at.max_words));
         std::fflush(stdout);
       }
     }
   }
-  std::printf("grid determinism: %s (%d deterministic cells differ)\n", failures == 0 ? "PASS" : "FAIL", failures);
+  std::printf("grid determinism: %s (%d deterministic cells differ)\n",
+              failures == 0 ? "PASS" : "FAIL", failures);
   return failures == 0 ? 0 : 1;
 }
 
@@ -383,26 +412,33 @@ Shape parse_shape(std::string const& text) {
   int const n = std::sscanf(text.c_str(), "%d/%d/%15[a-z]/%d", &d, &s, mask, &tm);
   if ((n != 3 && n != 4) || (d != 64 && d != 128) || s < 512 || s > 16384 || 16384 % s != 0 ||
       (std::string(mask) != "full" && std::string(mask) != "causal") ||
-      (n == 4 && (tm <= 0 || !family_has_tiles(KernelFamily::kSm90, d, tm, family_tile_n(KernelFamily::kSm90))))) {
-    user_error("shape '{}': want D/S/MASK[/TM] with D 64 or 128, S a power of two in 512..16384, MASK full or "
-               "causal, TM a Q tile of the sm90 family",
-               text);
+      (n == 4 && (tm <= 0 || !family_has_tiles(KernelFamily::kSm90, d, tm,
+                                               family_tile_n(KernelFamily::kSm90))))) {
+    user_error(
+        "shape '{}': want D/S/MASK[/TM] with D 64 or 128, S a power of two in 512..16384, MASK "
+        "full or "
+        "causal, TM a Q tile of the sm90 family",
+        text);
   }
   return {d, s, std::string(mask) == "causal", n == 4 ? tm : 0};
 }
 
 /// Deterministic backward per named strategy and the atomic one, per shape: one line each.
-int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::string> const& only = {}) {
+int run_timings(std::vector<Shape> const& shapes, int sms,
+                std::vector<std::string> const& only = {}) {
   cli::BackwardTimer timer(cli::query_device(), 1000);
-  std::printf("%-4s %-6s %-7s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode", "ms", "TFLOP/s");
+  std::printf("%-4s %-6s %-7s %-16s %-13s %9s %9s\n", "d", "seqlen", "mask", "strategy", "mode",
+              "ms", "TFLOP/s");
   for (auto const& sh : shapes) {
     sim::Problem p = grid_problem(sh.d, sh.s, sh.causal);
     if (sh.tile_m > 0) p.tile_m = sh.tile_m;
-    std::string const mask =
-        sh.tile_m > 0 ? fmt::format("{}/{}", sh.causal ? "causal" : "full", sh.tile_m) : (sh.causal ? "causal" : "full");
+    std::string const mask = sh.tile_m > 0
+                                 ? fmt::format("{}/{}", sh.causal ? "causal" : "full", sh.tile_m)
+                                 : (sh.causal ? "causal" : "full");
     timer.set_problem(p);
     std::vector<std::pair<std::string, Reduction>> runs;
-    for (auto const& name : sim::strategy_names()) runs.emplace_back(name, Reduction::kDeterministic);
+    for (auto const& name : sim::strategy_names())
+      runs.emplace_back(name, Reduction::kDeterministic);
     runs.emplace_back("fa3", Reduction::kAtomic);
     // "atomic:NAME" asks for NAME's order without tickets (fa3's is "atomic", and the parser
     // turned "atomic:fa3" into it).
@@ -411,20 +447,23 @@ int run_timings(std::vector<Shape> const& shapes, int sms, std::vector<std::stri
       if (key.rfind("dynamic:", 0) == 0) runs.emplace_back(key, Reduction::kDeterministic);
     }
     auto const wanted = [&](std::string const& name, Reduction mode) {
-      std::string const key = mode != Reduction::kAtomic ? name : name == "fa3" ? "atomic" : "atomic:" + name;
+      std::string const key = mode != Reduction::kAtomic ? name
+                              : name == "fa3"            ? "atomic"
+                                                         : "atomic:" + name;
       return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
     };
     for (auto const& [name, mode] : runs) {
       if (!wanted(name, mode)) continue;
       try {
         auto const [strategy, launch] = strategy_launch(name);
-        timer.set_schedule(sim::make_strategy(strategy, p, sim::machine_with_sms(sms), launch), std::nullopt);
+        timer.set_schedule(sim::make_strategy(strategy, p, sim::machine_with_sms(sms), launch),
+                           std::nullopt);
       } catch (UserError const&) {
         continue;  // the strategy refuses this shape
       }
       double const med = median_ms(timer, mode);
-      std::printf("%-4d %-6d %-7s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, mask.c_str(), name.c_str(),
-                  mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
+      std::printf("%-4d %-6d %-7s %-16s %-13s %9.3f %9.1f\n", sh.d, sh.s, mask.c_str(),
+                  name.c_str(), mode == Reduction::kDeterministic ? "deterministic" : "atomic", med,
                   sim::tflops(sim::backward_flops(p), med));
       std::fflush(stdout);
     }
@@ -468,14 +507,17 @@ int run(std::vector<std::string> const& args) {
         continue;
       }
       std::string const list = args[a].substr(flag.size()) + ",";
-      for (std::size_t at = 0, comma = 0; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
+      for (std::size_t at = 0, comma = 0; (comma = list.find(',', at)) != std::string::npos;
+           at = comma + 1) {
         std::string const name = list.substr(at, comma - at);
         auto const names = sim::strategy_names();
-        std::string const order = strategy_launch(name.rfind("atomic:", 0) == 0 ? name.substr(7) : name).first;
+        std::string const order =
+            strategy_launch(name.rfind("atomic:", 0) == 0 ? name.substr(7) : name).first;
         if (name != "atomic" && std::find(names.begin(), names.end(), order) == names.end()) {
           user_error("rt_bench shapes: unknown strategy '{}' in {}", name, args[a]);
         }
-        only.push_back(name == "atomic:fa3" ? "atomic" : name);  // fa3's order without tickets has one name
+        only.push_back(name == "atomic:fa3" ? "atomic"
+                                            : name);  // fa3's order without tickets has one name
       }
     }
     if (shapes.empty()) user_error("rt_bench shapes: name at least one D/S/MASK shape");
