@@ -70,7 +70,7 @@ cat "$out/gpu.txt"
 : > "$out/phases.txt"
 sampler=
 if command -v nvidia-smi > /dev/null; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
     --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
   sampler=$!
   trap 'kill $sampler 2> /dev/null' EXIT

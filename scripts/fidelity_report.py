@@ -114,21 +114,21 @@ def misses(rows, label):
 
 def orders_without_tickets(rows):
     """Per run and shape with two or more strategies timed both ways: the order fastest without tickets as
-    measured, the model's fastest (predicted det time over its predicted price of the order), and
+    measured, the model's fastest (its predicted call without tickets, the passes included), and
     the measured non-det time of the model's pick and of its fastest deterministic order (what a
     caller gets who runs one schedule in both modes) over the measured best. Returns the table rows,
     the picks agreeing, and both costs per shape; the table lists the shapes where either pick costs
     more than 1%."""
     shapes = {}
     for r in rows:
-        if r.get("measured_det_over_nondet_time") and r.get("predicted_det_over_nondet_time"):
+        if r.get("measured_det_over_nondet_time") and r.get("predicted_nondet_call_cycles"):
             shapes.setdefault((os.path.basename(r["file"]), r["shape"]), []).append(r)
     table, agree, model_cost, det_cost = [], 0, [], []
     for (file, shape), rs in sorted(shapes.items()):
         if len(rs) < 2:
             continue
         nondet = {r["strategy"]: (r["measured_ms"] / r["measured_det_over_nondet_time"],
-                                  r["predicted_cycles"] / r["predicted_det_over_nondet_time"], r["predicted_cycles"])
+                                  r["predicted_nondet_call_cycles"], r["predicted_call_cycles"])
                   for r in rs}
         best = min(nondet, key=lambda k: nondet[k][0])
         pick = min(nondet, key=lambda k: nondet[k][1])

@@ -283,9 +283,11 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
       row.measured_ms = s.ms[i];
       row.predicted_speedup =
           static_cast<double>(predicted[k][0] + prepost) / static_cast<double>(predicted[k][2 * i] + prepost);
+      row.predicted_call = row.predicted + prepost;
       if (sim::Cycles const unordered = predicted[k][2 * i + 1]; unordered > 0) {
-        row.predicted_order_cost = static_cast<double>(row.predicted + prepost) /
-                                   static_cast<double>(unordered + prepost_unordered);
+        row.predicted_nondet_call = unordered + prepost_unordered;
+        row.predicted_order_cost =
+            static_cast<double>(row.predicted_call) / static_cast<double>(row.predicted_nondet_call);
         row.measured_order_cost = s.ms[i] / s.nondet_ms[i];
         double const e = std::fabs(std::log(row.predicted_order_cost / row.measured_order_cost));
         order_sum += e;

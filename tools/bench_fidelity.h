@@ -40,6 +40,10 @@ struct FidelityRow {
   /// unordered one, CostModel::ordered) and measured; 0 where the nondet run was not measured.
   double predicted_order_cost = 0;
   double measured_order_cost = 0;
+  /// The predicted call, the pre/postprocess passes included: with the order, and without it (0
+  /// where the nondet run was not measured).
+  sim::Cycles predicted_call = 0;
+  sim::Cycles predicted_nondet_call = 0;
 };
 
 struct Fidelity {

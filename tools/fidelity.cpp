@@ -51,10 +51,12 @@ nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
                      {"measured_ms", r.measured_ms},
                      {"measured_vs_fa3", r.measured_speedup},
                      {"predicted_cycles", r.predicted},
+                     {"predicted_call_cycles", r.predicted_call},
                      {"predicted_vs_fa3", r.predicted_speedup}};
   if (r.measured_order_cost > 0) {
     row["measured_det_over_nondet_time"] = r.measured_order_cost;
     row["predicted_det_over_nondet_time"] = r.predicted_order_cost;
+    row["predicted_nondet_call_cycles"] = r.predicted_nondet_call;
   }
   if (fitted != nullptr) {
     row["fitted_cycles"] = fitted->predicted;

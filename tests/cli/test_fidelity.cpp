@@ -153,6 +153,14 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
   CHECK(exact.order_compared == 12);
   CHECK(exact.order_within_3pct == 12);
   CHECK(exact.order_error < 1e-12);
+  // Each row's predicted calls (pre/postprocess included) are the model's own timings, with the
+  // order and without it, at the 1000 MHz clock the timings were made at.
+  for (dash::cli::FidelityRow const& r : exact.rows) {
+    REQUIRE(r.predicted_nondet_call > 0);
+    CHECK(static_cast<double>(r.predicted_call) == Approx(r.measured_ms * 1e6).epsilon(1e-9));
+    CHECK(static_cast<double>(r.predicted_nondet_call) ==
+          Approx(r.measured_ms / r.measured_order_cost * 1e6).epsilon(1e-9));
+  }
   // The order costs something somewhere here (descending's chains), and the rows say so.
   CHECK(std::any_of(exact.rows.begin(), exact.rows.end(),
                     [](dash::cli::FidelityRow const& r) { return r.measured_order_cost > 1.01; }));

@@ -52,7 +52,18 @@ with tempfile.TemporaryDirectory() as tmp:
         records = json.load(f)
     rows = [[c.strip() for c in x.strip("|").split("|")] for x in section.splitlines() if x.startswith("| d=")]
     check(len(rows) >= 1, "no shape where a pick costs more than 1%")
+    # The picks, recomputed from dash fidelity's predicted calls with and without the order.
+    import subprocess  # noqa: E402
+    fid = subprocess.run([DASH, "fidelity", abba, "--profile", "profiles/h100.json", "--json"], cwd=ROOT,
+                         capture_output=True, text=True)
+    predicted = {}
+    for x in json.loads(fid.stdout)["rows"] if fid.returncode == 0 else []:
+        predicted.setdefault(x["shape"], {})[x["strategy"]] = (x["predicted_nondet_call_cycles"],
+                                                              x["predicted_call_cycles"])
     for cells in rows:
+        p = predicted.get(cells[0], {})
+        check(p and cells[3] == min(p, key=lambda k: p[k][0]) and cells[5] == min(p, key=lambda k: p[k][1]),
+              f"the model's picks: {cells}")
         nondet = {x["strategy"]: x["ms"] for x in records if x["mode"] == "nondet"
                   and f"d={x['head_dim']} {x['mask']} s={x['seqlen_q']} " in cells[0] + " "}
         check(nondet and min(nondet, key=nondet.get) == cells[2], f"measured fastest: {cells}")
