@@ -17,6 +17,7 @@ import datetime
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -174,13 +175,11 @@ def main():
                   *[x for _, x in off], ""]
         table, agree, model_cost, det_cost = orders_without_tickets(j["rows"] + j.get("held_out_rows", []))
         if model_cost:
-            gmean = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
             lines += ["### Orders without tickets", "",
                       f"Where a run timed two or more strategies in both modes ({len(model_cost)} shapes): the "
-                      f"model's fastest "
-                      f"order without tickets is the measured fastest on {agree}; run without tickets, the model's "
-                      f"pick costs {gmean(model_cost):.3f}x the measured best (geometric mean, at most "
-                      f"{max(model_cost):.3f}x), its fastest deterministic order {gmean(det_cost):.3f}x (at most "
+                      f"model's fastest order without tickets is the measured fastest on {agree}; run without tickets, the model's "
+                      f"pick costs {statistics.geometric_mean(model_cost):.3f}x the measured best (geometric mean, at most "
+                      f"{max(model_cost):.3f}x), its fastest deterministic order {statistics.geometric_mean(det_cost):.3f}x (at most "
                       f"{max(det_cost):.3f}x). The shapes where either costs more than 1% ({len(table)}):", "",
                       "| shape | file | measured fastest | model's pick | its time / best | det pick | its time / best |",
                       "|---|---|---|---|---|---|---|", *table, ""]

@@ -5,6 +5,7 @@ error for both, and a row per speedup further off than 3%; the default sets name
 bad usage and a missing file exit 2 with one line."""
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -53,7 +54,6 @@ with tempfile.TemporaryDirectory() as tmp:
     rows = [[c.strip() for c in x.strip("|").split("|")] for x in section.splitlines() if x.startswith("| d=")]
     check(len(rows) >= 1, "no shape where a pick costs more than 1%")
     # The picks, recomputed from dash fidelity's predicted calls with and without the order.
-    import subprocess  # noqa: E402
     fid = subprocess.run([DASH, "fidelity", abba, "--profile", "profiles/h100.json", "--json"], cwd=ROOT,
                          capture_output=True, text=True)
     predicted = {}

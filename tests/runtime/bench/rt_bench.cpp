@@ -7,8 +7,8 @@
 //                      128/8192/causal), of the named strategies only if given ("atomic": fa3's
 //                      order without tickets; "atomic:NAME": strategy NAME's order without them;
 //                      "dynamic:NAME", "atomic:dynamic:NAME": NAME under the dynamic launch)
-//   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]  every kernel of generated/manifest.json
-//   (whose
+//   rt_bench specialized [MANIFEST [ROUNDS [MATCH]]]
+//                      every kernel of generated/manifest.json (whose
 //                      file name contains MATCH, if given): its problem and strategy on this GPU,
 //                      the specialization vs the generic kernel on the same inputs, dQ/dK/dV
 //                      bitwise, then timed in ROUNDS (default 5) interleaved rounds (median of 10
@@ -165,11 +165,9 @@ int run_specialized(std::string const& manifest_path, int sms, int rounds,
   }
   std::printf(
       "specialized vs generic: deterministic backward, bf16, same inputs; %d interleaved rounds, "
-      "each"
-      " the median of 10 runs after 3 warm-up per kernel (dash bench's timer); ms = median over"
-      " rounds, +- = (max - min) / 2 over rounds; ratio = generic ms / specialized ms per round: "
-      "median,"
-      " min, max\n",
+      "each the median of 10 runs after 3 warm-up per kernel (dash bench's timer); ms = median "
+      "over rounds, +- = (max - min) / 2 over rounds; ratio = generic ms / specialized ms per "
+      "round: median, min, max\n",
       rounds);
   std::printf("%-44s %-16s %-20s %-18s %-14s %9s %7s %8s %9s %7s %8s %6s %6s %6s\n", "spec",
               "strategy", "specialized kernel", "generic kernel", "bitwise equal", "gen ms", "+-",
