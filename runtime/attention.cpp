@@ -257,6 +257,14 @@ int Attention::grid() const { return state_->grid; }
 KernelFamily Attention::family() const { return state_->family; }
 int Attention::ctas_per_sm() const { return state_->ctas_per_sm; }
 
+bool Attention::zeroes_dq(Reduction reduction) const {
+  State const& s = *state_;
+  if (!s.has_schedule) user_error("zeroes_dq needs a schedule (set_schedule) first");
+  // In rank order the first contribution to a dQ tile can store instead of add: no zeroing pass.
+  bool const first_stores = reduction == Reduction::kDeterministic && s.every_dq_tile_contributed;
+  return !first_stores;
+}
+
 int AttentionTestAccess::set_dq_rank(Attention& attn, int step, int rank) {
   Attention::State& s = *attn.state_;
   if (!s.has_schedule || step < 0 || (2 * std::size_t(step) + 2) * sizeof(int) > s.steps.size_bytes()) {
@@ -487,8 +495,7 @@ void Attention::backward(AttentionTensors const& t, Reduction reduction, cudaStr
   pre.tickets = tickets;
   pre.num_tickets = static_cast<int>(sz.dq_tiles + sz.dkv_tiles);
   bool const deterministic = reduction == Reduction::kDeterministic;
-  // In rank order the first contribution to a dQ tile can store instead of add: no zeroing pass.
-  bool const first_stores = deterministic && s.every_dq_tile_contributed;
+  bool const first_stores = !zeroes_dq(reduction);
   pre.zero_dq = first_stores ? 0 : 1;
   bool const tile_major = family_traits(s.family).dq_tile_major;
   if (tile_major) pre.dq_tile_floats = sz.dq_tiles * s.problem.tile_m * s.problem.head_dim;

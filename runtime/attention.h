@@ -107,6 +107,10 @@ class Attention {
   [[nodiscard]] KernelFamily family() const;      ///< the family set_schedule picked
   [[nodiscard]] int grid() const;                 ///< CTAs of the main kernel launch
   [[nodiscard]] int ctas_per_sm() const;           ///< resident main-kernel CTAs per SM
+  /// Whether a backward with `reduction` zeroes the fp32 dQ accumulator before the main kernel
+  /// (a pass over 4 bytes per Q element): unless the first contribution to every dQ tile stores
+  /// (docs/design.md §4). Needs set_schedule first.
+  [[nodiscard]] bool zeroes_dq(Reduction reduction) const;
 
  private:
   struct State;

@@ -377,6 +377,7 @@ void run_bench(BenchOptions const& o) {
           r.kernel = std::move(t.kernel);
           r.grid = t.grid;
           r.input_sets = t.input_sets;
+          r.dq_zeroed = t.dq_zeroed;
           std::fprintf(stderr, "[%zu/%zu] %s %s %s: %.3f ms\n", k + 1, shapes.size(),
                        shape_label(p).c_str(), name.c_str(), to_string(mode).c_str(), *r.ms_median);
         }

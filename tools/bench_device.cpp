@@ -247,6 +247,7 @@ Timing BackwardTimer::time(BenchMode mode, TimingPlan plan) {
   timing.kernel = s.attention->kernel_name();
   timing.grid = s.attention->grid();
   timing.input_sets = static_cast<int>(s.sets);
+  timing.dq_zeroed = s.attention->zeroes_dq(reduction);
   return timing;
 }
 

@@ -37,6 +37,7 @@ struct Timing {
   std::string kernel;      ///< the main kernel that ran
   int grid = 0;            ///< its CTAs
   int input_sets = 0;      ///< buffers rotated through
+  bool dq_zeroed = false;  ///< each call zeroed the dQ accumulator first (rt::Attention::zeroes_dq)
 };
 
 struct TimingPlan {

@@ -76,6 +76,14 @@ double ms_field(json const& r, std::string const& where) {
   return ms;
 }
 
+/// The pre/postprocess of a measured call with (`ordered`) or without tickets: zeroing dQ's
+/// accumulator as the shape's records say, else as the kernels before the records said did.
+sim::Cycles measured_prepost(MeasuredShape const& s, sim::KernelRates const& rates, bool ordered) {
+  std::optional<bool> const& zeroed = ordered ? s.det_dq_zeroed : s.nondet_dq_zeroed;
+  if (!zeroed) return sim::prepost_cycles(s.problem, rates, ordered);
+  return sim::prepost_cycles(s.problem, rates, *zeroed ? sim::DqZeroing::kZeroed : sim::DqZeroing::kStores);
+}
+
 }  // namespace
 
 std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& files) {
@@ -118,6 +126,14 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
       double& slot = mode == "det" ? s.ms[i] : s.nondet_ms[i];
       if (slot > 0) user_error("{}: two {} records of {} for one shape", file, mode, strategy);
       slot = ms;
+      if (auto const z = r.find("dq_zeroed"); z != r.end()) {
+        if (!z->is_boolean()) user_error("{}: dq_zeroed must be true or false", file);
+        std::optional<bool>& zeroed = mode == "det" ? s.det_dq_zeroed : s.nondet_dq_zeroed;
+        if (zeroed && *zeroed != z->get<bool>()) {
+          user_error("{}: the {} records of one shape disagree on dq_zeroed", file, mode);
+        }
+        zeroed = z->get<bool>();
+      }
     }
     for (auto const& key : order) {
       MeasuredShape s = shapes[key];
@@ -273,8 +289,8 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     MeasuredShape const& s = shapes[k];
     // The measured call includes the pre- and postprocess passes: so does the prediction.
-    sim::Cycles const prepost = sim::prepost_cycles(s.problem, rates);
-    sim::Cycles const prepost_unordered = sim::prepost_cycles(s.problem, rates, false);
+    sim::Cycles const prepost = measured_prepost(s, rates, true);
+    sim::Cycles const prepost_unordered = measured_prepost(s, rates, false);
     for (std::size_t i = 0; i < s.strategies.size(); ++i) {
       FidelityRow row;
       row.shape = &s;

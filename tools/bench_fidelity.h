@@ -3,6 +3,7 @@
 // timings of `dash bench --json` files, each (shape, named strategy) re-simulated under a family's
 // rates, compared as speedups over fa3 and as times; and the rates fitted to such files. Pure host
 // code: it runs on the CPU against committed measurements.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct MeasuredShape {
   std::vector<double> ms;               ///< per strategy
   /// Per strategy: the non-deterministic (atomic) median time where the file has it, else 0.
   std::vector<double> nondet_ms;
+  /// Whether the deterministic / non-deterministic calls zeroed the dQ accumulator first, as the
+  /// records' `dq_zeroed` says; absent in files written before the field, whose kernels zeroed it
+  /// as sim::zeroes_dq says of a family without first claims.
+  std::optional<bool> det_dq_zeroed;
+  std::optional<bool> nondet_dq_zeroed;
 };
 
 /// The shapes of `dash bench --json` files with a measured deterministic fa3 record: each file's

@@ -168,6 +168,7 @@ nlohmann::json to_json(BenchRun const& run, std::vector<BenchRecord> const& reco
     if (!r.kernel.empty()) j["kernel"] = r.kernel;
     if (r.grid > 0) j["grid"] = r.grid;
     if (r.input_sets > 0) j["input_sets"] = r.input_sets;
+    if (r.dq_zeroed) j["dq_zeroed"] = *r.dq_zeroed;
     j["predicted_makespan"] =
         r.predicted_makespan ? nlohmann::json(*r.predicted_makespan) : nlohmann::json();
     j["predicted_vs_fa3"] = optional_json(r.predicted_vs_fa3);

@@ -39,6 +39,9 @@ struct BenchRecord {
   std::string kernel;
   int grid = 0;
   int input_sets = 0;
+  /// Each call zeroed the fp32 dQ accumulator first (a pass the model's pre/postprocess term
+  /// counts); absent in a dry run.
+  std::optional<bool> dq_zeroed;
   // The model (deterministic schedules: the simulator has no arrival-order mode).
   std::optional<sim::Cycles> predicted_makespan;
   std::optional<sim::Cycles> fa3_makespan;  ///< fa3's prediction for the same shape

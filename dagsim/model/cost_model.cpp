@@ -35,13 +35,21 @@ bool every_q_tile_sees_a_key(Problem const& problem) {
 
 }  // namespace
 
-Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered) {
+bool zeroes_dq(Problem const& problem, bool ordered, bool first_claims) {
+  return (!ordered && !first_claims) || !every_q_tile_sees_a_key(problem);
+}
+
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, DqZeroing zeroing) {
   if (rates.prepost_bytes_per_cycle <= 0) return 0;
   std::int64_t const q = problem.total_q() * problem.q_heads * problem.head_dim;
   std::int64_t const k = problem.total_k() * problem.kv_heads * problem.head_dim;
-  bool const zeroes_dq = !ordered || !every_q_tile_sees_a_key(problem);
-  std::int64_t const bytes = (zeroes_dq ? 14 : 10) * q + (problem.is_gqa() ? 20 * k : 0);
+  std::int64_t const bytes = (zeroing == DqZeroing::kZeroed ? 14 : 10) * q + (problem.is_gqa() ? 20 * k : 0);
   return (bytes + rates.prepost_bytes_per_cycle - 1) / rates.prepost_bytes_per_cycle;
+}
+
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered, bool first_claims) {
+  return prepost_cycles(problem, rates,
+                        zeroes_dq(problem, ordered, first_claims) ? DqZeroing::kZeroed : DqZeroing::kStores);
 }
 
 CostModel paper_model(Cycles compute, Cycles reduce) {

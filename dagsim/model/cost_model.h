@@ -75,13 +75,22 @@ struct KernelRates {
   friend bool operator==(KernelRates const&, KernelRates const&) = default;
 };
 
+/// Whether the preprocess zeroes dQ's fp32 accumulator before the main kernel: when some Q tile
+/// sees no key, or unordered unless the kernel's first contribution to a tile claims it
+/// (`first_claims`); else the first contribution to each tile stores (in rank order: rank 0's).
+bool zeroes_dq(Problem const& problem, bool ordered, bool first_claims = false);
+
+enum class DqZeroing { kStores, kZeroed };
+
 /// Cycles of the pre- and postprocess passes of `problem` at `rates`: their bytes (O and dO read,
 /// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; 4 more where the
-/// accumulator is zeroed first: unordered, or when some Q tile sees no key, where in rank order the
-/// first contribution stores instead; under GQA the
-/// dK and dV accumulators zeroed, read and written: 20 per K element) over
-/// prepost_bytes_per_cycle; 0 when that is 0. The same for every schedule of the problem.
-Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered = true);
+/// accumulator is zeroed first; under GQA the dK and dV accumulators zeroed, read and written: 20
+/// per K element) over prepost_bytes_per_cycle; 0 when that is 0. The same for every schedule of
+/// the problem.
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, DqZeroing zeroing);
+/// The same, zeroing as zeroes_dq(problem, ordered, first_claims) says.
+Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered = true,
+                      bool first_claims = false);
 
 /// The DASH paper's model: L = 0, k = 0, diagonal steps at full cost, c and r as given.
 CostModel paper_model(Cycles compute, Cycles reduce);

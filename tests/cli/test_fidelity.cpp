@@ -100,6 +100,17 @@ TEST_CASE("fidelity: the pre/postprocess bytes") {
   keyless.seqlen_k = 500;
   std::int64_t const keyless_q = q;  // the same queries
   CHECK(prepost_cycles(keyless, r) == (14 * keyless_q + 6) / 7);
+  // A kernel whose first contribution claims its tile without tickets zeroes nothing, unless a Q
+  // tile sees no key.
+  CHECK(prepost_cycles(p, r, false, true) == (10 * q + 6) / 7);
+  CHECK(prepost_cycles(keyless, r, false, true) == (14 * keyless_q + 6) / 7);
+  CHECK(zeroes_dq(p, false));
+  CHECK_FALSE(zeroes_dq(p, true));
+  CHECK_FALSE(zeroes_dq(p, false, true));
+  CHECK(zeroes_dq(keyless, true));
+  // Told how the call zeroed: as told, whatever the order.
+  CHECK(prepost_cycles(p, r, DqZeroing::kZeroed) == (14 * q + 6) / 7);
+  CHECK(prepost_cycles(p, r, DqZeroing::kStores) == (10 * q + 6) / 7);
   p.kv_heads = 2;  // GQA: the dK/dV accumulators too
   CHECK(prepost_cycles(p, r) == (10 * q + 20 * (q / 2) + 6) / 7);
 }
@@ -124,6 +135,28 @@ TEST_CASE("fidelity: bench records read as det timings of named strategies, fa3 
   CHECK(shapes[0].strategies == std::vector<std::string>{"fa3", "descending"});
   CHECK(shapes[0].ms == std::vector<double>{3.0, 2.0});
   CHECK(shapes[0].nondet_ms == std::vector<double>{0.0, 1.0});
+  CHECK_FALSE(shapes[0].det_dq_zeroed.has_value());  // a file from before the field
+  CHECK_FALSE(shapes[0].nondet_dq_zeroed.has_value());
+
+  // dq_zeroed, per mode, where the records carry it; records of one mode must agree.
+  auto zeroed = [&](std::string const& strategy, char const* mode, nlohmann::json value) {
+    nlohmann::json r = record(p, strategy, mode, 1.0, 8);
+    r["dq_zeroed"] = std::move(value);
+    return r;
+  };
+  nlohmann::json marked = nlohmann::json::array(
+      {zeroed("fa3", "det", false), zeroed("fa3", "nondet", true), zeroed("shift", "det", false)});
+  std::vector<MeasuredShape> const with_field = dash::cli::read_measured_shapes({f.write("z.json", marked)});
+  REQUIRE(with_field.size() == 1);
+  CHECK(with_field[0].det_dq_zeroed == std::optional<bool>(false));
+  CHECK(with_field[0].nondet_dq_zeroed == std::optional<bool>(true));
+  nlohmann::json disagree = nlohmann::json::array(
+      {zeroed("fa3", "nondet", true), zeroed("fa3", "det", false), zeroed("shift", "nondet", false)});
+  CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("z2.json", disagree)}),
+                    Catch::Contains("disagree on dq_zeroed"));
+  nlohmann::json not_bool = nlohmann::json::array({zeroed("fa3", "det", 0)});
+  CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("z3.json", not_bool)}),
+                    Catch::Contains("dq_zeroed must be true or false"));
 
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("b.json", nlohmann::json::object())}),
                     Catch::Contains("not a dash bench --json document"));
@@ -168,6 +201,21 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
   std::vector<MeasuredShape> level = shapes;
   for (auto& s : level) s.nondet_ms = s.ms;
   CHECK(dash::cli::evaluate_fidelity(level, truth, 1000).order_error > 0.001);
+  // Runs without tickets that zeroed nothing (the first partial to claim each tile stored it), as
+  // their records say: modelled so, and only so.
+  std::vector<MeasuredShape> claimed = shapes;
+  for (std::size_t k = 0; k < claimed.size(); ++k) {
+    MeasuredShape& s = claimed[k];
+    Cycles const saved = prepost_cycles(s.problem, truth, false) - prepost_cycles(s.problem, truth, false, true);
+    REQUIRE(saved > 0);
+    for (double& ms : s.nondet_ms) ms -= static_cast<double>(saved) / 1e6;
+  }
+  CHECK(dash::cli::evaluate_fidelity(claimed, truth, 1000).order_error > 0.001);  // read as zeroing
+  for (auto& s : claimed) {
+    s.det_dq_zeroed = false;
+    s.nondet_dq_zeroed = false;
+  }
+  CHECK(dash::cli::evaluate_fidelity(claimed, truth, 1000).order_error < 1e-12);
 
   KernelRates const start{2100, 20, 1100, 2, 0, 0};
   dash::cli::Fidelity const before = dash::cli::evaluate_fidelity(shapes, start, 1000);
