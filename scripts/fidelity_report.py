@@ -122,13 +122,13 @@ def orders_without_tickets(rows):
     more than 1%."""
     shapes = {}
     for r in rows:
-        if r.get("measured_det_over_nondet_time") and r.get("predicted_nondet_call_cycles"):
+        if r.get("measured_nondet_ms") and r.get("predicted_nondet_call_cycles"):
             shapes.setdefault((os.path.basename(r["file"]), r["shape"]), []).append(r)
     table, agree, model_cost, det_cost = [], 0, [], []
     for (file, shape), rs in sorted(shapes.items()):
         if len(rs) < 2:
             continue
-        nondet = {r["strategy"]: (r["measured_ms"] / r["measured_det_over_nondet_time"],
+        nondet = {r["strategy"]: (r["measured_nondet_ms"],
                                   r["predicted_nondet_call_cycles"], r["predicted_call_cycles"])
                   for r in rs}
         best = min(nondet, key=lambda k: nondet[k][0])

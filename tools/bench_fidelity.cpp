@@ -302,10 +302,8 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
       row.predicted_call = row.predicted + prepost;
       if (sim::Cycles const unordered = predicted[k][2 * i + 1]; unordered > 0) {
         row.predicted_nondet_call = unordered + prepost_unordered;
-        row.predicted_order_cost =
-            static_cast<double>(row.predicted_call) / static_cast<double>(row.predicted_nondet_call);
-        row.measured_order_cost = s.ms[i] / s.nondet_ms[i];
-        double const e = std::fabs(std::log(row.predicted_order_cost / row.measured_order_cost));
+        row.measured_nondet_ms = s.nondet_ms[i];
+        double const e = std::fabs(std::log(row.predicted_order_cost() / row.measured_order_cost()));
         order_sum += e;
         f.order_error_max = std::max(f.order_error_max, e);
         f.order_within_3pct += e <= std::log(1.03) ? 1 : 0;

@@ -42,14 +42,23 @@ struct FidelityRow {
   double measured_ms = 0;
   double predicted_speedup = 0;  ///< over fa3 (fa3: 1)
   double measured_speedup = 0;
-  /// The price of the order: det time / nondet time, predicted (the ordered model against the
-  /// unordered one, CostModel::ordered) and measured; 0 where the nondet run was not measured.
-  double predicted_order_cost = 0;
-  double measured_order_cost = 0;
-  /// The predicted call, the pre/postprocess passes included: with the order, and without it (0
-  /// where the nondet run was not measured).
+  /// The non-deterministic (atomic) median time; 0 where it was not measured.
+  double measured_nondet_ms = 0;
+  /// The predicted call, the pre/postprocess passes included: with the order, and without it (the
+  /// unordered model, CostModel::ordered; 0 where the nondet run was not measured).
   sim::Cycles predicted_call = 0;
   sim::Cycles predicted_nondet_call = 0;
+
+  /// The price of the order: det time / nondet time, predicted and measured; 0 where the nondet
+  /// run was not measured.
+  [[nodiscard]] double predicted_order_cost() const {
+    return predicted_nondet_call > 0
+               ? static_cast<double>(predicted_call) / static_cast<double>(predicted_nondet_call)
+               : 0.0;
+  }
+  [[nodiscard]] double measured_order_cost() const {
+    return measured_nondet_ms > 0 ? measured_ms / measured_nondet_ms : 0.0;
+  }
 };
 
 struct Fidelity {
