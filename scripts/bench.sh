@@ -19,13 +19,17 @@
 # every 100 ms into clocks.csv, each tool's start and end marked in phases.txt (the inputs of
 # scripts/sustained_table.py).
 # With OUT set, the JSONs, logs and the table (bench.md) are written there, else under out/bench:
-# dash-KERNEL.json and torch.json for one round, dash-KERNEL-rN.json, dash-rN.json (the kernels of
-# round N together) and torch-rN.json for several.
+# dash-KERNEL.json and torch.json for one round, dash-KERNEL-rN.json and torch-rN.json for several.
 # Environment: DASH_BIN (default build-device-bench/tools/dash), DASH_COMMIT (recorded in the
 # JSON; default: git's HEAD when there is a .git), DASH_TIMEOUT / TORCH_TIMEOUT (seconds per tool),
 # TORCH_BENCH (the peers' script, default scripts/bench_torch.py; the script test puts its own).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Empty arrays expand under set -u only from bash 4.4 on.
+if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 404 )); then
+  echo "bench.sh: needs bash 4.4 or later (this is $BASH_VERSION)" >&2
+  exit 2
+fi
 
 bin="${DASH_BIN:-build-device-bench/tools/dash}"
 out="${OUT:-out/bench}"
@@ -78,9 +82,9 @@ fi
 mark() { echo "$(date +%s.%N) $*" >> "$out/phases.txt"; }
 
 status=0
-# ours SUFFIX: each kernel family of --kernels; its JSONs joined into dash$SUFFIX.json for rounds.
+# ours SUFFIX: each kernel family of --kernels, into dash-KERNEL$SUFFIX.json.
 ours() {
-  local suffix="$1" jsons=() kernel rc
+  local suffix="$1" kernel rc
   for kernel in ${kernels//,/ }; do
     local name="dash-$kernel$suffix"
     echo "==== dash bench --kernel $kernel ${common[*]} ${dash_only[*]} (commit $commit)"
@@ -91,20 +95,7 @@ ours() {
     mark end "$name"
     cat "$out/$name.log" "$out/$name.txt"
     [[ $rc -ne 0 ]] && { echo "bench.sh: dash bench --kernel $kernel failed (exit $rc)"; status=1; }
-    jsons+=("$out/$name.json")
   done
-  if [[ -n "$suffix" ]]; then
-    python3 - "$out/dash$suffix.json" "${jsons[@]}" <<'PY' || status=1
-import json, os, sys
-records = []
-for path in sys.argv[2:]:
-    if os.path.exists(path):
-        with open(path) as f:
-            records += json.load(f)
-with open(sys.argv[1], "w") as f:
-    json.dump(records, f, indent=1)
-PY
-  fi
 }
 peers() {
   local name="torch$1" rc
@@ -130,7 +121,14 @@ else
   for r in $(seq 1 "$rounds"); do
     echo "==== round $r of $rounds"
     if (( r % 2 == 1 )); then ours "-r$r"; peers "-r$r"; else peers "-r$r"; ours "-r$r"; fi
-    round_args+=(--round "$out/dash-r$r.json" "$out/torch-r$r.json")
+    # A family whose run failed (its log says why) has no file: the table has the others'.
+    found=0
+    round_args+=(--round)
+    for kernel in ${kernels//,/ }; do
+      [[ -f "$out/dash-$kernel-r$r.json" ]] && { round_args+=("$out/dash-$kernel-r$r.json"); found=1; }
+    done
+    [[ $found == 0 ]] && round_args+=("$out/dash-r$r.json")  # none: bench_table.py names it missing
+    round_args+=("$out/torch-r$r.json")
   done
   python3 scripts/bench_table.py "${round_args[@]}" | tee "$out/bench.md"
   [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1

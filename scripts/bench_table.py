@@ -9,14 +9,15 @@ when the PyTorch run has FlashAttention-4 (fa4-det, fa4): per shape and kernel f
 deterministic and best non-deterministic TFLOP/s against FA4's, and the ratios.
 
 Usage: scripts/bench_table.py --dash dash.json [--dash dash-sm90.json ...] [--torch torch.json]
-       scripts/bench_table.py --round DASH TORCH --round DASH TORCH [...]
+       scripts/bench_table.py --round DASH [DASH ...] TORCH --round DASH [DASH ...] TORCH [...]
 Several --dash files (one `dash bench` run per kernel family): strategies are labelled by family
 ("sm90 shift") where the records hold more than one.
 --round (two or more): the same grid timed in rounds within one call, ours and FlashAttention-4
 alternating (e.g. ours, FA4, FA4, ours), so that both meet the same clock states (the GPU's clock
 steps under its power cap). One table: per shape and kernel family, the geometric mean over the
 rounds of each round's best deterministic and non-deterministic TFLOP/s, ours and FA4's, the
-ratios of those means, and the lowest and highest per-round det / FA4 det.
+ratios of those means, and the lowest and highest per-round det / FA4 det. Each --round names the
+round's `dash bench --json` files (one per kernel family), then its bench_torch.py file.
 A missing file counts as no records (the run's logs say why); a malformed one is an error, exit 2.
 """
 import argparse
@@ -238,20 +239,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dash", action="append", help="dash bench --json output (repeatable)")
     parser.add_argument("--torch", help="scripts/bench_torch.py --json output")
-    parser.add_argument("--round", nargs=2, action="append", metavar=("DASH", "TORCH"),
-                        help="one round's dash bench and bench_torch.py JSON (two or more rounds)")
+    parser.add_argument("--round", nargs="+", action="append", metavar="FILE",
+                        help="one round's dash bench JSON files, then its bench_torch.py JSON "
+                             "(two or more rounds)")
     args = parser.parse_args()
     if args.round is not None:
         if args.dash or args.torch:
             fail("--round excludes --dash and --torch")
         if len(args.round) < 2:
             fail("--round: two or more rounds")
-        for dash_path, torch_path in args.round:
-            for path in (dash_path, torch_path):
+        for files in args.round:
+            if len(files) < 2:
+                fail(f"--round {files[0]}: a round is one or more dash files, then a torch file")
+            for path in files:
                 if not os.path.exists(path):
                     fail(f"--round: {path}: no such file")
         try:
-            lines = rounds_table([(load(d), load(t)) for d, t in args.round])
+            lines = rounds_table([([r for d in files[:-1] for r in load(d)], load(files[-1]))
+                                  for files in args.round])
         except (KeyError, TypeError) as e:
             fail(f"a record lacks a field or has the wrong type: {e}")
         print("\n".join(lines))

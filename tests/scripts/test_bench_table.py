@@ -91,8 +91,24 @@ for row in table:
     check(row[8] == f"{g(od) / g(fd):.3f}" and row[10] == f"{g(od) / g(on):.3f}", f"--round {row[:3]}: ratios")
     per = [a / b for a, b in zip(od, fd)]
     check(row[11] == f"{min(per):.3f}-{max(per):.3f}", f"--round {row[:3]}: per-round {row[11]}")
+# A round's dash records split over files (one per kernel family, as scripts/bench.sh writes them):
+# the same table as from one file.
+with tempfile.TemporaryDirectory() as tmp:
+    split = []
+    for i, (dash_path, torch_path) in enumerate(rounds):
+        with open(dash_path) as f:
+            records = json.load(f)
+        parts = [os.path.join(tmp, f"r{i}-det.json"), os.path.join(tmp, f"r{i}-nondet.json")]
+        for path, mode in zip(parts, ("det", "nondet")):
+            with open(path, "w") as f:
+                json.dump([r for r in records if r["mode"] == mode], f)
+        split += ["--round", *parts, torch_path]
+    res_split = run(split)
+    check(res_split.returncode == 0 and res_split.stdout == res.stdout,
+          f"--round with two dash files: exit {res_split.returncode}: {res_split.stderr}")
 # One round, or --round with --dash: one error line, exit 2.
 for argv in (["--round", *rounds[0]], ["--round", *rounds[0], "--round", *rounds[1], "--dash", rounds[0][0]],
+             ["--round", *rounds[0], "--round", rounds[1][1]],
              ["--round", *rounds[0], "--round", rounds[1][0], os.path.join(ROOT, "no-such-file.json")]):
     checks.check_usage_error(argv, f"--round ... {argv[-1]}")
 
