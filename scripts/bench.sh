@@ -27,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # Empty arrays expand under set -u only from bash 4.4 on.
 if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 404 )); then
-  echo "bench.sh: needs bash 4.4 or later (this is $BASH_VERSION)" >&2
+  echo "bench.sh: error: needs bash 4.4 or later (this is $BASH_VERSION)" >&2
   exit 2
 fi
 
@@ -88,6 +88,7 @@ ours() {
   for kernel in ${kernels//,/ }; do
     local name="dash-$kernel$suffix"
     echo "==== dash bench --kernel $kernel ${common[*]} ${dash_only[*]} (commit $commit)"
+    rm -f "$out/$name.json"  # a failed run leaves none, rather than an earlier run's
     mark start "$name"
     timeout "${DASH_TIMEOUT:-3000}" "$bin" bench "${common[@]}" "${dash_only[@]}" --kernel "$kernel" \
       --commit "$commit" --json "$out/$name.json" > "$out/$name.txt" 2> "$out/$name.log"
@@ -100,6 +101,7 @@ ours() {
 peers() {
   local name="torch$1" rc
   echo "==== PyTorch (SDPA, FlashAttention-4) ${common[*]} ${torch_only[*]}"
+  rm -f "$out/$name.json"
   mark start "$name"
   PYTHONUNBUFFERED=1 timeout "${TORCH_TIMEOUT:-1800}" python3 "${TORCH_BENCH:-scripts/bench_torch.py}" "${common[@]}" \
     "${torch_only[@]}" --commit "$commit" --json "$out/$name.json" 2>&1 | tee "$out/$name.log"
@@ -121,13 +123,9 @@ else
   for r in $(seq 1 "$rounds"); do
     echo "==== round $r of $rounds"
     if (( r % 2 == 1 )); then ours "-r$r"; peers "-r$r"; else peers "-r$r"; ours "-r$r"; fi
-    # A family whose run failed (its log says why) has no file: the table has the others'.
-    found=0
+    # A run that failed (its log says why) left no file: the table has the others' and names it.
     round_args+=(--round)
-    for kernel in ${kernels//,/ }; do
-      [[ -f "$out/dash-$kernel-r$r.json" ]] && { round_args+=("$out/dash-$kernel-r$r.json"); found=1; }
-    done
-    [[ $found == 0 ]] && round_args+=("$out/dash-r$r.json")  # none: bench_table.py names it missing
+    for kernel in ${kernels//,/ }; do round_args+=("$out/dash-$kernel-r$r.json"); done
     round_args+=("$out/torch-r$r.json")
   done
   python3 scripts/bench_table.py "${round_args[@]}" | tee "$out/bench.md"

@@ -18,7 +18,8 @@ steps under its power cap). One table: per shape and kernel family, the geometri
 rounds of each round's best deterministic and non-deterministic TFLOP/s, ours and FA4's, the
 ratios of those means, and the lowest and highest per-round det / FA4 det. Each --round names the
 round's `dash bench --json` files (one per kernel family), then its bench_torch.py file.
-A missing file counts as no records (the run's logs say why); a malformed one is an error, exit 2.
+A missing file counts as no records (the run's logs say why; --round names it under the table); a
+malformed one is an error, exit 2.
 """
 import argparse
 import json
@@ -251,12 +252,11 @@ def main():
         for files in args.round:
             if len(files) < 2:
                 fail(f"--round {files[0]}: a round is one or more dash files, then a torch file")
-            for path in files:
-                if not os.path.exists(path):
-                    fail(f"--round: {path}: no such file")
         try:
             lines = rounds_table([([r for d in files[:-1] for r in load(d)], load(files[-1]))
                                   for files in args.round])
+            lines += [f"\n(round {i}: {path} missing: that run failed, see its log)"
+                      for i, files in enumerate(args.round, 1) for path in files if not os.path.exists(path)]
         except (KeyError, TypeError) as e:
             fail(f"a record lacks a field or has the wrong type: {e}")
         print("\n".join(lines))

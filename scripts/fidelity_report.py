@@ -122,7 +122,9 @@ def orders_without_tickets(rows):
     more than 1%."""
     shapes = {}
     for r in rows:
-        if r.get("measured_nondet_ms") and r.get("predicted_nondet_call_cycles"):
+        if r.get("predicted_nondet_call_cycles"):
+            if not r.get("measured_nondet_ms"):
+                fail(f"dash fidelity's row of {r['shape']} {r['strategy']} lacks measured_nondet_ms (an older dash?)")
             shapes.setdefault((os.path.basename(r["file"]), r["shape"]), []).append(r)
     table, agree, model_cost, det_cost = [], 0, [], []
     for (file, shape), rs in sorted(shapes.items()):

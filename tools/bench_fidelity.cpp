@@ -81,7 +81,7 @@ double ms_field(json const& r, std::string const& where) {
 sim::Cycles measured_prepost(MeasuredShape const& s, sim::KernelRates const& rates, bool ordered) {
   std::optional<bool> const& zeroed = ordered ? s.det_dq_zeroed : s.nondet_dq_zeroed;
   if (!zeroed) return sim::prepost_cycles(s.problem, rates, ordered);
-  return sim::prepost_cycles(s.problem, rates, *zeroed ? sim::DqZeroing::kZeroed : sim::DqZeroing::kStores);
+  return sim::prepost_cycles(s.problem, rates, *zeroed ? sim::DqZeroing::kZeroed : sim::DqZeroing::kFirstStores);
 }
 
 }  // namespace
@@ -127,10 +127,12 @@ std::vector<MeasuredShape> read_measured_shapes(std::vector<std::string> const& 
       if (slot > 0) user_error("{}: two {} records of {} for one shape", file, mode, strategy);
       slot = ms;
       if (auto const z = r.find("dq_zeroed"); z != r.end()) {
-        if (!z->is_boolean()) user_error("{}: dq_zeroed must be true or false", file);
+        if (!z->is_boolean()) user_error("{}: a record's \"dq_zeroed\" is not true or false", file);
         std::optional<bool>& zeroed = mode == "det" ? s.det_dq_zeroed : s.nondet_dq_zeroed;
         if (zeroed && *zeroed != z->get<bool>()) {
-          user_error("{}: the {} records of one shape disagree on dq_zeroed", file, mode);
+          user_error("{}: the {} records of d={} {} s={}/{} b={} h={}/{} disagree on \"dq_zeroed\" ({} says {})",
+                     file, mode, p.head_dim, mask, p.seqlen_q, p.seqlen_k, p.batch, p.q_heads, p.kv_heads,
+                     strategy, z->get<bool>());
         }
         zeroed = z->get<bool>();
       }
@@ -300,9 +302,9 @@ Fidelity evaluate_fidelity(std::vector<MeasuredShape> const& shapes, ShapeSchedu
       row.predicted_speedup =
           static_cast<double>(predicted[k][0] + prepost) / static_cast<double>(predicted[k][2 * i] + prepost);
       row.predicted_call = row.predicted + prepost;
+      if (i < s.nondet_ms.size()) row.measured_nondet_ms = s.nondet_ms[i];
       if (sim::Cycles const unordered = predicted[k][2 * i + 1]; unordered > 0) {
         row.predicted_nondet_call = unordered + prepost_unordered;
-        row.measured_nondet_ms = s.nondet_ms[i];
         double const e = std::fabs(std::log(row.predicted_order_cost() / row.measured_order_cost()));
         order_sum += e;
         f.order_error_max = std::max(f.order_error_max, e);

@@ -45,12 +45,13 @@ struct FidelityRow {
   /// The non-deterministic (atomic) median time; 0 where it was not measured.
   double measured_nondet_ms = 0;
   /// The predicted call, the pre/postprocess passes included: with the order, and without it (the
-  /// unordered model, CostModel::ordered; 0 where the nondet run was not measured).
+  /// unordered model, CostModel::ordered; 0 where the nondet run was not measured or the
+  /// evaluation left the order out).
   sim::Cycles predicted_call = 0;
   sim::Cycles predicted_nondet_call = 0;
 
-  /// The price of the order: det time / nondet time, predicted and measured; 0 where the nondet
-  /// run was not measured.
+  /// The price of the order: det time / nondet time, predicted and measured; 0 where the
+  /// operands are.
   [[nodiscard]] double predicted_order_cost() const {
     return predicted_nondet_call > 0
                ? static_cast<double>(predicted_call) / static_cast<double>(predicted_nondet_call)

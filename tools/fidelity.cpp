@@ -53,8 +53,8 @@ nlohmann::json row_json(FidelityRow const& r, FidelityRow const* fitted) {
                      {"predicted_cycles", r.predicted},
                      {"predicted_call_cycles", r.predicted_call},
                      {"predicted_vs_fa3", r.predicted_speedup}};
-  if (r.measured_nondet_ms > 0) {
-    row["measured_nondet_ms"] = r.measured_nondet_ms;
+  if (r.measured_nondet_ms > 0) row["measured_nondet_ms"] = r.measured_nondet_ms;
+  if (r.measured_nondet_ms > 0 && r.predicted_nondet_call > 0) {
     row["measured_det_over_nondet_time"] = r.measured_order_cost();
     row["predicted_det_over_nondet_time"] = r.predicted_order_cost();
     row["predicted_nondet_call_cycles"] = r.predicted_nondet_call;
@@ -172,7 +172,7 @@ void run_fidelity(CLI::App const& sub, FidelityOptions const& o) {
       FidelityRow const& r = base_rows.rows[k];
       std::printf("%-44s %-16s %9.3f %9.3f %9.3f", shape_label(r.shape->problem).c_str(), r.strategy.c_str(),
                   r.measured_ms, r.measured_speedup, r.predicted_speedup);
-      if (r.measured_nondet_ms > 0) {
+      if (r.measured_nondet_ms > 0 && r.predicted_nondet_call > 0) {
         std::printf(" %9.3f %9.3f", r.measured_order_cost(), r.predicted_order_cost());
       } else {
         std::printf(" %9s %9s", "-", "-");

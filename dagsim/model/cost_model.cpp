@@ -49,7 +49,7 @@ Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, DqZeroin
 
 Cycles prepost_cycles(Problem const& problem, KernelRates const& rates, bool ordered, bool first_claims) {
   return prepost_cycles(problem, rates,
-                        zeroes_dq(problem, ordered, first_claims) ? DqZeroing::kZeroed : DqZeroing::kStores);
+                        zeroes_dq(problem, ordered, first_claims) ? DqZeroing::kZeroed : DqZeroing::kFirstStores);
 }
 
 CostModel paper_model(Cycles compute, Cycles reduce) {

@@ -77,10 +77,13 @@ struct KernelRates {
 
 /// Whether the preprocess zeroes dQ's fp32 accumulator before the main kernel: when some Q tile
 /// sees no key, or unordered unless the kernel's first contribution to a tile claims it
-/// (`first_claims`); else the first contribution to each tile stores (in rank order: rank 0's).
+/// (`first_claims`; no kernel family claims yet); else the first contribution to each tile stores
+/// (in rank order: rank 0's).
 bool zeroes_dq(Problem const& problem, bool ordered, bool first_claims = false);
 
-enum class DqZeroing { kStores, kZeroed };
+/// How a call's dQ accumulator starts: zeroed by the preprocess, or written by the first
+/// contribution to each tile (a store, not an add).
+enum class DqZeroing { kFirstStores, kZeroed };
 
 /// Cycles of the pre- and postprocess passes of `problem` at `rates`: their bytes (O and dO read,
 /// dQ's fp32 accumulator read and dQ written: 10 bytes per Q element; 4 more where the

@@ -110,7 +110,7 @@ TEST_CASE("fidelity: the pre/postprocess bytes") {
   CHECK(zeroes_dq(keyless, true));
   // Told how the call zeroed: as told, whatever the order.
   CHECK(prepost_cycles(p, r, DqZeroing::kZeroed) == (14 * q + 6) / 7);
-  CHECK(prepost_cycles(p, r, DqZeroing::kStores) == (10 * q + 6) / 7);
+  CHECK(prepost_cycles(p, r, DqZeroing::kFirstStores) == (10 * q + 6) / 7);
   p.kv_heads = 2;  // GQA: the dK/dV accumulators too
   CHECK(prepost_cycles(p, r) == (10 * q + 20 * (q / 2) + 6) / 7);
 }
@@ -153,10 +153,10 @@ TEST_CASE("fidelity: bench records read as det timings of named strategies, fa3 
   nlohmann::json disagree = nlohmann::json::array(
       {zeroed("fa3", "nondet", true), zeroed("fa3", "det", false), zeroed("shift", "nondet", false)});
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("z2.json", disagree)}),
-                    Catch::Contains("disagree on dq_zeroed"));
+                    Catch::Contains("disagree on \"dq_zeroed\" (shift says false)"));
   nlohmann::json not_bool = nlohmann::json::array({zeroed("fa3", "det", 0)});
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("z3.json", not_bool)}),
-                    Catch::Contains("dq_zeroed must be true or false"));
+                    Catch::Contains("\"dq_zeroed\" is not true or false"));
 
   CHECK_THROWS_WITH(dash::cli::read_measured_shapes({f.write("b.json", nlohmann::json::object())}),
                     Catch::Contains("not a dash bench --json document"));
@@ -211,11 +211,14 @@ TEST_CASE("fidelity: the model's own timings score zero, and a fit gets back to 
     for (double& ms : s.nondet_ms) ms -= static_cast<double>(saved) / 1e6;
   }
   CHECK(dash::cli::evaluate_fidelity(claimed, truth, 1000).order_error > 0.001);  // read as zeroing
-  for (auto& s : claimed) {
-    s.det_dq_zeroed = false;
-    s.nondet_dq_zeroed = false;
-  }
+  for (auto& s : claimed) s.nondet_dq_zeroed = false;  // det's left to the rule: not zeroed here
   CHECK(dash::cli::evaluate_fidelity(claimed, truth, 1000).order_error < 1e-12);
+  // A deterministic call that zeroed (as told) costs its zeroing pass more.
+  std::vector<MeasuredShape> zeroed_det = shapes;
+  zeroed_det[0].det_dq_zeroed = true;
+  dash::cli::Fidelity const told = dash::cli::evaluate_fidelity(zeroed_det, truth, 1000);
+  CHECK(told.rows[0].predicted_call - exact.rows[0].predicted_call ==
+        prepost_cycles(shapes[0].problem, truth, DqZeroing::kZeroed) - prepost_cycles(shapes[0].problem, truth));
 
   KernelRates const start{2100, 20, 1100, 2, 0, 0};
   dash::cli::Fidelity const before = dash::cli::evaluate_fidelity(shapes, start, 1000);

@@ -74,6 +74,28 @@ with tempfile.TemporaryDirectory() as tmp:
     check("--backends" in torch_args and "fa4,fa4-det" in torch_args and "--kernel" not in torch_args,
           f"the peers' arguments: {torch_args}")
 
+    # Two families, then the same again into the same folder with sm80's second round failing: the
+    # script fails, the table has sm90's rows and names the missing file (not the first run's).
+    res = bench(["--rounds", "2", "--kernels", "sm80,sm90"], tmp, "two")
+    out = os.path.join(tmp, "two")
+    check(res.returncode == 0 and os.path.exists(os.path.join(out, "dash-sm80-r2.json")),
+          f"two families: exit {res.returncode}: {res.stderr}")
+    with open(os.path.join(tmp, "dash-sm80-fails"), "w") as f:
+        f.write(FAKE.format(python=sys.executable, files=DASH).replace(
+            "shutil.copy(", "if '--kernel' in args and args[args.index('--kernel') + 1] == 'sm80' and "
+            "out.endswith('-r2.json'):\n    sys.exit(3)\nshutil.copy("))
+    os.chmod(os.path.join(tmp, "dash-sm80-fails"), 0o755)
+    os.rename(os.path.join(tmp, "dash"), os.path.join(tmp, "dash-ok"))
+    os.rename(os.path.join(tmp, "dash-sm80-fails"), os.path.join(tmp, "dash"))
+    res = bench(["--rounds", "2", "--kernels", "sm80,sm90"], tmp, "two")
+    os.rename(os.path.join(tmp, "dash-ok"), os.path.join(tmp, "dash"))
+    with open(os.path.join(out, "bench.md")) as f:
+        md = f.read()
+    check(res.returncode == 1 and "dash bench --kernel sm80 failed (exit 3)" in res.stdout
+          and not os.path.exists(os.path.join(out, "dash-sm80-r2.json"))
+          and f"(round 2: {os.path.join(out, 'dash-sm80-r2.json')} missing" in md
+          and md.count("\n| 128 |") == 12, f"a failed family in round 2: exit {res.returncode}: {md[-400:]}")
+
     # One round: the plain table, the old file names.
     res = bench(["--kernels", "sm90"], tmp, "one")
     out = os.path.join(tmp, "one")
