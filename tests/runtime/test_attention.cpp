@@ -20,6 +20,7 @@
 #include "dagsim/core/error.h"
 #include "dagsim/core/machine.h"
 #include "dagsim/core/strategies.h"
+#include "dagsim/model/cost_model.h"
 #include "dagsim/model/validate.h"
 #include "harness.h"
 #include "runtime/attention_test_access.h"
@@ -82,6 +83,8 @@ void run_and_check(KernelFamily family, Case const& c, sim::Schedule const& sche
   Attention attn(c.problem, c.dtype, scale_of(c.problem));
   attn.set_schedule(schedule, KernelChoice::kAuto, family);
   REQUIRE(attn.family() == family);
+  // Whether the call zeroes dQ's accumulator, as the model (and so `dash fidelity`) counts it.
+  CHECK(attn.zeroes_dq(reduction) == sim::zeroes_dq(c.problem, reduction == Reduction::kDeterministic));
   DeviceTensors dev(c.problem, c.dtype);
   dev.upload(in);
   dev.poison_forward(nullptr);
