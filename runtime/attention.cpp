@@ -128,7 +128,7 @@ struct Attention::State {
   bool has_schedule = false;
   DeviceBuffer cta_begin, items, steps, item_dkv_rank, zero_rows;
   int zero_row_count = 0;
-  bool every_dq_tile_contributed = false;  ///< then deterministic runs store rank 0's dQ partials
+  bool every_dq_tile_contributed = false;  ///< then the first dQ partial of each tile stores
   ScheduleTables tables;
   BwdKernel kernel;
   KernelFamily family = KernelFamily::kSm80;
@@ -260,8 +260,10 @@ int Attention::ctas_per_sm() const { return state_->ctas_per_sm; }
 bool Attention::zeroes_dq(Reduction reduction) const {
   State const& s = *state_;
   if (!s.has_schedule) user_error("zeroes_dq needs a schedule (set_schedule) first");
-  // In rank order the first contribution to a dQ tile can store instead of add: no zeroing pass.
-  bool const first_stores = reduction == Reduction::kDeterministic && s.every_dq_tile_contributed;
+  // The first contribution to a dQ tile can store instead of add: no zeroing pass. In rank order
+  // (deterministic), or the first to claim the tile where the family's kernel claims.
+  bool const first_stores = s.every_dq_tile_contributed &&
+                            (reduction == Reduction::kDeterministic || family_traits(s.family).dq_first_claims);
   return !first_stores;
 }
 

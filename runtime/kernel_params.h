@@ -145,8 +145,10 @@ struct BwdParams {
   int* dq_ticket = nullptr;
   int* dkv_ticket = nullptr;
   int deterministic = 1;
-  /// Deterministic mode, every dQ tile with a contributor: the contribution of rank 0 stores
-  /// instead of adding, and the preprocess leaves dq_accum alone.
+  /// Every dQ tile with a contributor: the first contribution stores instead of adding, and the
+  /// preprocess leaves dq_accum alone. Deterministic mode: rank 0's. Without tickets (the sm90
+  /// family only; runtime/kernels/family.h): the first to claim the tile through its ticket, the
+  /// others adding once that store is complete.
   int dq_first_stores = 0;
   ScheduleTables tables;
   TicketWatchdog watchdog;  ///< bounds every ticket wait (runtime/ticket.cuh)

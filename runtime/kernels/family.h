@@ -33,6 +33,8 @@ struct FamilyTraits {
   int tile_m_d128_full = 0;
   int dq_buffers_d128_full = 0;  ///< dQ partials in flight per CTA at that tile
   bool dq_tile_major = false;    ///< the fp32 dQ accumulator is tile-major (TileMajorDq)
+  /// Without tickets, the first contribution to claim a dQ tile stores (BwdParams::dq_first_stores)
+  bool dq_first_claims = false;
 };
 
 constexpr FamilyTraits family_traits(KernelFamily f) {
@@ -50,7 +52,9 @@ constexpr FamilyTraits family_traits(KernelFamily f) {
       // tiles at head_dim 128 (one dQ buffer: 227 KB hold no second one): 20% fewer steps, 9.6%
       // faster deterministic at d128 full 8k; with a causal mask 13% slower, its diagonal tiles
       // being larger (docs/results/2026-12-07-h100-stage-copies.md).
-      return {"sm90", 90, true, 128, 128, 64, 2, 80, 1, true};
+      // Without tickets the first dQ partial to claim its tile stores it (one CAS on the tile's
+      // ticket), so that no run zeroes the accumulator (docs/design.md, "Hopper family").
+      return {"sm90", 90, true, 128, 128, 64, 2, 80, 1, true, true};
   }
   return {};
 }

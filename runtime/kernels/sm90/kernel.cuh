@@ -12,7 +12,8 @@
 //     shared-memory buffers and adds it to the tile-major fp32 accumulator (TileMajorDq) with one
 //     32 KB bulk reduce-add;
 //     deterministic mode waits for the tile's ticket first (acquire), waits until the adds have
-//     completed in global memory, then releases rank + 1.
+//     completed in global memory, then releases rank + 1. The first contribution to a tile stores
+//     instead (no zeroing pass): rank 0's, or without tickets the first to claim the tile.
 //   warpgroups 1 and 2: the MMA warpgroups, 64 KV rows each. Per step (transposed, so that dK and
 //     dV stay in registers for the whole item):
 //       S^T = K Q^T, dP^T = V dO^T                       (wgmma, both operands in shared memory)
@@ -284,17 +285,30 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D, TM>& sm) {
     DqInfo const info = sm.dq_info[buf];
     if (info.tile < 0) break;
     bool const det = p.deterministic != 0;
+    int* const tile_ticket = p.dq_ticket + info.tile;
     if constexpr (kKernelTraces) trace::step(p.trace, n, kStepTaken);
+    // The first contribution stores where the preprocess did not zero dq_accum (dq_first_stores):
+    // in rank order in deterministic mode; without tickets, the first to claim the tile (ticket 0
+    // -> 1; it releases 2 once its store is complete), the others adding after that release.
+    bool store = false;
     if (det) {
-      ticket::spin_until(p.dq_ticket + info.tile, info.rank, info.tile, p.watchdog);
+      ticket::spin_until(tile_ticket, info.rank, info.tile, p.watchdog);
       fence_proxy_async_global();  // the add below (async proxy) after the acquire
+      store = p.dq_first_stores != 0 && info.rank == 0;
+    } else if (p.dq_first_stores != 0) {
+      int seen = ticket::ld_relaxed(tile_ticket);
+      if (seen == 0) seen = atomicCAS(tile_ticket, 0, 1);
+      store = seen == 0;
+      if (!store) {
+        ticket::spin_until(tile_ticket, 2, info.tile, p.watchdog);
+        fence_proxy_async_global();
+      }
     }
     if constexpr (kKernelTraces) trace::step(p.trace, n, kStepAcquired);
-    // One bulk operation for the whole tile. The first contribution in rank order stores (the
-    // preprocess did not zero dq_accum then).
+    // One bulk operation for the whole tile.
     float* dst = p.dq_accum + std::int64_t{info.tile} * C::kDqFloats;
     std::uint32_t const src = smem_u32(sm.dq[buf]);
-    if (det && p.dq_first_stores != 0 && info.rank == 0) {
+    if (store) {
       bulk_store(dst, src, C::kDqFloats * 4);
     } else {
       bulk_reduce_add_f32(dst, src, C::kDqFloats * 4);
@@ -303,11 +317,11 @@ __device__ void write_dq(BwdParams const& p, SharedStorage<D, TM>& sm) {
     // The buffer may be refilled once the add has read it.
     bulk_wait_read();
     mbar_arrive(smem_u32(&sm.dq_empty[buf]));
-    if (det) {
-      // Complete in global memory, not merely read from shared memory, before the next rank may
-      // add: the completion orders the bulk writes before this thread's release.
+    if (det || store) {
+      // Complete in global memory, not merely read from shared memory, before the next rank (the
+      // adders) may add: the completion orders the bulk writes before this thread's release.
       bulk_wait_complete();
-      ticket::st_release(p.dq_ticket + info.tile, info.rank + 1);
+      ticket::st_release(tile_ticket, det ? info.rank + 1 : 2);
     }
     if constexpr (kKernelTraces) trace::step(p.trace, n, kStepDone);
   }
