@@ -97,7 +97,8 @@ void run_simulate(SimulateOptions const& opts) {
   auto const path_nodes = static_cast<std::int64_t>(result.critical_path.size());
   sim::WorkingSet const& live = result.live;
   // The passes around the main kernel (docs/model.md, "Calibration"): not in the makespan.
-  sim::Cycles const prepost = sim::prepost_cycles(resolved.problem, resolved.rates, resolved.cost.ordered);
+  sim::Cycles const prepost = sim::prepost_cycles(resolved.problem, resolved.rates, resolved.cost.ordered,
+                                                  rt::family_traits(model_family(o)).dq_first_claims);
 
   if (o.json) {
     nlohmann::json j = {
