@@ -77,7 +77,7 @@ struct KernelRates {
 
 /// Whether the preprocess zeroes dQ's fp32 accumulator before the main kernel: when some Q tile
 /// sees no key, or unordered unless the kernel's first contribution to a tile claims it
-/// (`first_claims`; no kernel family claims yet); else the first contribution to each tile stores
+/// (`first_claims`: the kernel family's dq_first_claims); else the first contribution to each tile stores
 /// (in rank order: rank 0's).
 bool zeroes_dq(Problem const& problem, bool ordered, bool first_claims = false);
 

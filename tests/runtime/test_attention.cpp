@@ -84,7 +84,8 @@ void run_and_check(KernelFamily family, Case const& c, sim::Schedule const& sche
   attn.set_schedule(schedule, KernelChoice::kAuto, family);
   REQUIRE(attn.family() == family);
   // Whether the call zeroes dQ's accumulator, as the model (and so `dash fidelity`) counts it.
-  CHECK(attn.zeroes_dq(reduction) == sim::zeroes_dq(c.problem, reduction == Reduction::kDeterministic));
+  CHECK(attn.zeroes_dq(reduction) == sim::zeroes_dq(c.problem, reduction == Reduction::kDeterministic,
+                                                    family_traits(family).dq_first_claims));
   DeviceTensors dev(c.problem, c.dtype);
   dev.upload(in);
   dev.poison_forward(nullptr);
