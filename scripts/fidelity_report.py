@@ -32,7 +32,8 @@ SETS = [
      + [RAW + "2026-12-06-h100-bench-offgrid-dash-sm90.json", RAW + "2026-12-06c-h100-bench-grid-repeat-dash-sm90.json"]
      + [RAW + f"2026-12-07b-h100-grid-dash-d{d}.json" for d in (128, 64)]
      + [RAW + f"2026-12-07b-h100-offgrid-dash-{i}.json" for i in range(1, 6)]
-     + [RAW + f"2026-12-07c-h100-abba-dash-d{d}-r{r}.json" for d in (128, 64) for r in (1, 2)],
+     + [RAW + f"2026-12-07c-h100-abba-dash-d{d}-r{r}.json" for d in (128, 64) for r in (1, 2)]
+     + [RAW + f"2026-12-08-h100-first-claim-grid-dash-r{r}.json" for r in (1, 2)],
      "main_kernel": [RAW + "2026-12-06d-h100-main-kernel-records.json",
                      RAW + "2026-12-06d-h100-main-kernel-records-repeat.json"]},
     {"name": "H200 (profiles/h200.json, the built-in profile)", "profile": "profiles/h200.json",
