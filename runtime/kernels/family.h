@@ -53,7 +53,8 @@ constexpr FamilyTraits family_traits(KernelFamily f) {
       // faster deterministic at d128 full 8k; with a causal mask 13% slower, its diagonal tiles
       // being larger (docs/results/2026-12-07-h100-stage-copies.md).
       // Without tickets the first dQ partial to claim its tile stores it (one CAS on the tile's
-      // ticket), so that no run zeroes the accumulator (docs/design.md, "Hopper family").
+      // ticket), so that no run zeroes the accumulator unless some Q tile sees no key
+      // (docs/design.md, "Hopper family").
       return {"sm90", 90, true, 128, 128, 64, 2, 80, 1, true, true};
   }
   return {};
