@@ -115,6 +115,24 @@ void run_and_check(KernelFamily family, Case const& c, sim::Schedule const& sche
   check_close("dV", compare(dev.dv(), low.dv, exact.dv), c.dtype);
 }
 
+/// Each case on fresh random inputs (seeds after `seed`) against the fp32 GPU reference, every
+/// family the device runs, each of `strategies` made for the H200's SMs.
+void check_against_gpu_reference(std::vector<Case> const& cases, std::uint64_t seed,
+                                 std::vector<char const*> const& strategies, Reduction reduction,
+                                 bool check_forward) {
+  for (auto const& c : cases) {
+    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
+    AttentionOutputs const exact = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
+    AttentionOutputs const low = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
+    for (KernelFamily f : device_families()) {
+      for (char const* name : strategies) {
+        run_and_check(f, c, sim::make_strategy(name, c.problem, sim::machine_preset("h200")), reduction, in, exact,
+                      low, check_forward);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("forward and backward match the fp64 CPU reference", "[gpu]") {
@@ -178,16 +196,7 @@ TEST_CASE("large shapes match the fp32 GPU reference", "[gpu]") {
   cases.push_back({"d128 bf16 full 2048 h2", make_problem(1, 2, 2, 2048, 2048, 128, full()), DType::kBf16});
   cases.push_back({"d64 bf16 causal 2000 h4 GQA 4/2", make_problem(1, 4, 2, 2000, 2000, 64, causal()), DType::kBf16});
   cases.push_back({"d128 fp16 causal 1536x1100", make_problem(1, 2, 2, 1536, 1100, 128, causal()), DType::kFp16});
-  std::uint64_t seed = 100;
-  for (auto const& c : cases) {
-    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
-    AttentionOutputs const exact = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
-    AttentionOutputs const low = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
-    for (KernelFamily f : device_families()) {
-      run_and_check(f, c, sim::make_strategy("descending", c.problem, sim::machine_preset("h200")),
-                    Reduction::kDeterministic, in, exact, low, true);
-    }
-  }
+  check_against_gpu_reference(cases, 100, {"descending"}, Reduction::kDeterministic, true);
 }
 
 TEST_CASE("without tickets, lock-step orders on larger shapes match the fp32 GPU reference", "[gpu]") {
@@ -198,18 +207,7 @@ TEST_CASE("without tickets, lock-step orders on larger shapes match the fp32 GPU
   cases.push_back({"d128 bf16 causal 2048 b2 h8", make_problem(2, 8, 8, 2048, 2048, 128, causal()), DType::kBf16});
   cases.push_back({"d128 bf16 full 2048 h8", make_problem(1, 8, 8, 2048, 2048, 128, full()), DType::kBf16});
   cases.push_back({"d64 fp16 causal 2048 b2 h8 GQA 8/2", make_problem(2, 8, 2, 2048, 2048, 64, causal()), DType::kFp16});
-  std::uint64_t seed = 300;
-  for (auto const& c : cases) {
-    AttentionInputs const in = random_inputs(c.problem, c.dtype, ++seed);
-    AttentionOutputs const exact = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kExact, c.dtype);
-    AttentionOutputs const low = reference_gpu(c.problem, scale_of(c.problem), in, RefPrecision::kLow, c.dtype);
-    for (KernelFamily f : device_families()) {
-      for (char const* name : {"fa3", "descending"}) {
-        run_and_check(f, c, sim::make_strategy(name, c.problem, sim::machine_preset("h200")), Reduction::kAtomic, in,
-                      exact, low, false);
-      }
-    }
-  }
+  check_against_gpu_reference(cases, 300, {"fa3", "descending"}, Reduction::kAtomic, false);
 }
 
 TEST_CASE("every validated schedule gives correct gradients, random ones too", "[gpu]") {
